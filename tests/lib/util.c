@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers shared by the SDP test suites; see util.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+extern char **environ;
+
+const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
+}
+
+int read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+long long read_ull(const char *path)
+{
+	char buf[64];
+
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+bool sdp_loaded(void)
+{
+	char state[32];
+
+	return read_file("/sys/module/sdp/initstate", state, sizeof(state)) == 0 &&
+	       strcmp(state, "live") == 0;
+}
+
+int sdp_refcnt(void)
+{
+	return (int)read_ull("/sys/module/sdp/refcnt");
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int sdp_unload(int timeout_ms)
+{
+	int waited = 0;
+
+	for (;;) {
+		if (syscall(SYS_delete_module, "sdp", O_NONBLOCK) == 0)
+			return 0;
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EWOULDBLOCK || waited >= timeout_ms)
+			return -errno;
+		/* Sockets are freed asynchronously after close(); poll. */
+		sleep_ms(10);
+		waited += 10;
+	}
+}
+
+int sdp_load(const char *params)
+{
+	const char *ko = env_or("SDP_KO", "sdp.ko");
+	int fd, ret = 0;
+
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params, 0))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int sdp_ensure_loaded(void)
+{
+	int ret;
+
+	if (sdp_loaded())
+		return 0;
+	ret = sdp_load("");
+	return ret == -EEXIST ? 0 : ret;
+}
+
+static int proc_net_sdp_scan(unsigned long want_ino, bool *found)
+{
+	char line[512];
+	int count = 0;
+	FILE *f;
+
+	f = fopen("/proc/net/sdp", "re");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long ino;
+		unsigned int uid;
+
+		/* ... st tx:rx uid inode; the last two fields matter here. */
+		if (sscanf(line, "%*s %*s %*x %*s %u %lu", &uid, &ino) != 2) {
+			fclose(f);
+			return -1;
+		}
+		if (found && ino == want_ino)
+			*found = true;
+		count++;
+	}
+	fclose(f);
+	return count;
+}
+
+int proc_net_sdp_count(void)
+{
+	return proc_net_sdp_scan(0, NULL);
+}
+
+bool proc_net_sdp_has_inode(unsigned long ino)
+{
+	bool found = false;
+
+	return proc_net_sdp_scan(ino, &found) >= 0 && found;
+}
+
+int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+bool kmsg_find(int fd, const char *needle)
+{
+	char rec[8192];
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0) {
+			if (errno == EPIPE)	/* overwritten records */
+				continue;
+			return false;	/* EAGAIN: nothing more */
+		}
+		rec[n] = '\0';
+		if (strstr(rec, needle))
+			return true;
+	}
+}
+
+int run(const char *const argv[])
+{
+	int status;
+	pid_t pid;
+
+	if (posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv,
+			 environ))
+		return -1;
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * socket(): the SDP family, its types and protocols, and the behaviour of
+ * a socket that has no connection.
+ */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <linux/sdp.h>
+
+#include "tap.h"
+#include "util.h"
+
+static int sdp_socket(int type, int protocol)
+{
+	return socket(AF_INET_SDP, type, protocol);
+}
+
+static int sockopt_int(int fd, int level, int name)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	CHECK_OK(getsockopt(fd, level, name, &v, &len));
+	CHECK(len == sizeof(int), "optlen %u", len);
+	return v;
+}
+
+/* The family is registered: it shows in /proc/net/protocols too. */
+static void test_family_registered(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f;
+
+	CHECK_OK(sdp_ensure_loaded());
+	f = fopen("/proc/net/protocols", "re");
+	CHECK(f, "/proc/net/protocols: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SDP ", 4))
+			found = true;
+	fclose(f);
+	CHECK(found, "no SDP line in /proc/net/protocols");
+}
+
+static void test_stream_default_protocol(void)
+{
+	int fd = CHECK_OK(sdp_socket(SOCK_STREAM, 0));
+
+	CHECK(sockopt_int(fd, SOL_SOCKET, SO_DOMAIN) == AF_INET_SDP, "domain");
+	CHECK(sockopt_int(fd, SOL_SOCKET, SO_TYPE) == SOCK_STREAM, "type");
+	CHECK(sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL) == IPPROTO_TCP,
+	      "protocol");
+	close(fd);
+}
+
+static void test_stream_tcp_protocol(void)
+{
+	int fd = CHECK_OK(sdp_socket(SOCK_STREAM, IPPROTO_TCP));
+
+	CHECK(sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL) == IPPROTO_TCP,
+	      "protocol");
+	close(fd);
+}
+
+/* Other types fail like a family without that type: ESOCKTNOSUPPORT. */
+static void test_other_types_refused(void)
+{
+	static const int types[] = { SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW,
+				     SOCK_RDM };
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		CHECK_ERRNO(sdp_socket(types[i], 0), ESOCKTNOSUPPORT);
+		CHECK_ERRNO(sdp_socket(types[i], IPPROTO_TCP), ESOCKTNOSUPPORT);
+	}
+}
+
+/* A protocol other than 0 or TCP fails like AF_INET does: EPROTONOSUPPORT. */
+static void test_other_protocols_refused(void)
+{
+	static const int protos[] = { IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_SCTP,
+				      IPPROTO_MPTCP, IPPROTO_RAW };
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		CHECK_ERRNO(sdp_socket(SOCK_STREAM, protos[i]), EPROTONOSUPPORT);
+	/*
+	 * The reference: TCP's family answers the same for protocols it has
+	 * no stream implementation of (SCTP and MPTCP it may have).
+	 */
+	CHECK_ERRNO(socket(AF_INET, SOCK_STREAM, IPPROTO_UDP), EPROTONOSUPPORT);
+	CHECK_ERRNO(socket(AF_INET, SOCK_STREAM, IPPROTO_ICMP), EPROTONOSUPPORT);
+}
+
+static void test_type_flags(void)
+{
+	int fd = CHECK_OK(sdp_socket(SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+				     0));
+
+	CHECK(fcntl(fd, F_GETFL) & O_NONBLOCK, "O_NONBLOCK not set");
+	CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC, "FD_CLOEXEC not set");
+	close(fd);
+}
+
+/*
+ * Operations that need a connection are not implemented yet: they must
+ * say so (EOPNOTSUPP) rather than pretend to work.
+ */
+static void test_unimplemented_ops_fail_honestly(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(5000),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char buf[16] = "x";
+	int fd = CHECK_OK(sdp_socket(SOCK_STREAM, 0));
+
+	CHECK_ERRNO(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), EOPNOTSUPP);
+	CHECK_ERRNO(connect(fd, (struct sockaddr *)&sin, sizeof(sin)),
+		    EOPNOTSUPP);
+	CHECK_ERRNO(listen(fd, 5), EOPNOTSUPP);
+	CHECK_ERRNO(accept(fd, NULL, NULL), EOPNOTSUPP);
+	CHECK_ERRNO(getsockname(fd, (struct sockaddr *)&ss, &len), EOPNOTSUPP);
+	CHECK_ERRNO(send(fd, buf, 1, MSG_NOSIGNAL), EOPNOTSUPP);
+	CHECK_ERRNO(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), EOPNOTSUPP);
+	CHECK_ERRNO(shutdown(fd, SHUT_WR), EOPNOTSUPP);
+	close(fd);
+}
+
+static void test_sdp_and_tcp_options_not_yet(void)
+{
+	int fd = CHECK_OK(sdp_socket(SOCK_STREAM, 0));
+	socklen_t len = sizeof(int);
+	int one = 1, v;
+
+	CHECK_ERRNO(setsockopt(fd, SOL_SDP, 1, &one, sizeof(one)), ENOPROTOOPT);
+	CHECK_ERRNO(getsockopt(fd, SOL_SDP, 1, &v, &len), ENOPROTOOPT);
+	CHECK_ERRNO(setsockopt(fd, IPPROTO_TCP, 1, &one, sizeof(one)),
+		    ENOPROTOOPT);
+	/* SOL_SOCKET options are generic and work. */
+	CHECK_OK(setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)));
+	CHECK(sockopt_int(fd, SOL_SOCKET, SO_KEEPALIVE) == 1, "SO_KEEPALIVE");
+	close(fd);
+}
+
+/* poll() on an unconnected socket returns at once, as TCP's does. */
+static void test_poll_unconnected(void)
+{
+	struct pollfd p;
+	int fd = CHECK_OK(sdp_socket(SOCK_STREAM, 0));
+	int tcp = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+
+	p = (struct pollfd){ .fd = fd, .events = POLLIN | POLLOUT };
+	CHECK(poll(&p, 1, 1000) == 1, "poll did not return the socket");
+	CHECK(p.revents & POLLHUP, "revents %#x", p.revents);
+	CHECK(!(p.revents & POLLIN), "revents %#x", p.revents);
+
+	/* Same bits as a fresh TCP socket. */
+	{
+		struct pollfd q = { .fd = tcp, .events = POLLIN | POLLOUT };
+
+		CHECK(poll(&q, 1, 0) == 1, "tcp poll");
+		CHECK(q.revents == p.revents, "sdp %#x tcp %#x", p.revents,
+		      q.revents);
+	}
+	close(tcp);
+	close(fd);
+}
+
+/* Every socket is listed in /proc/net/sdp until it is closed. */
+static void test_proc_net_sdp_lists_sockets(void)
+{
+	int before = proc_net_sdp_count();
+	int fd[3], i;
+	struct stat st;
+
+	CHECK(before >= 0, "cannot read /proc/net/sdp");
+	for (i = 0; i < 3; i++)
+		fd[i] = CHECK_OK(sdp_socket(SOCK_STREAM, 0));
+	CHECK(proc_net_sdp_count() == before + 3, "count %d, want %d",
+	      proc_net_sdp_count(), before + 3);
+	for (i = 0; i < 3; i++) {
+		CHECK_OK(fstat(fd[i], &st));
+		CHECK(proc_net_sdp_has_inode(st.st_ino), "inode %lu missing",
+		      (unsigned long)st.st_ino);
+	}
+	for (i = 0; i < 3; i++)
+		close(fd[i]);
+	CHECK(proc_net_sdp_count() == before, "count %d after close, want %d",
+	      proc_net_sdp_count(), before);
+	CHECK(!proc_net_sdp_has_inode(st.st_ino), "closed socket still listed");
+}
+
+/* Many sockets opened and closed: nothing accumulates. */
+static void test_many_sockets(void)
+{
+	int before = proc_net_sdp_count();
+	int fds[256], i;
+
+	for (i = 0; i < 256; i++)
+		fds[i] = CHECK_OK(sdp_socket(SOCK_STREAM, 0));
+	CHECK(proc_net_sdp_count() == before + 256, "count %d",
+	      proc_net_sdp_count());
+	for (i = 0; i < 256; i++)
+		close(fds[i]);
+	CHECK(proc_net_sdp_count() == before, "count %d", proc_net_sdp_count());
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_family_registered),
+	TAP_TEST(test_stream_default_protocol),
+	TAP_TEST(test_stream_tcp_protocol),
+	TAP_TEST(test_other_types_refused),
+	TAP_TEST(test_other_protocols_refused),
+	TAP_TEST(test_type_flags),
+	TAP_TEST(test_unimplemented_ops_fail_honestly),
+	TAP_TEST(test_sdp_and_tcp_options_not_yet),
+	TAP_TEST(test_poll_unconnected),
+	TAP_TEST(test_proc_net_sdp_lists_sockets),
+	TAP_TEST(test_many_sockets),
+};
+
+TAP_MAIN(tests)
