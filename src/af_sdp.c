@@ -8,31 +8,42 @@
  * ====================
  *
  * Files: af_sdp.c (this file) is the socket family: socket(), the
- * proto_ops table, module init/exit.  sdp_dev.c tracks RDMA devices
- * through an ib_client and owns the per-device resources.  sdp_diag.c
- * keeps the list of live sockets and /proc/net/sdp.
+ * proto_ops, module init/exit.  sdp_cm.c runs connections through the
+ * RDMA CM (Hello/HelloAck, QP setup, close, teardown); sdp_tx.c and
+ * sdp_rx.c are the data path; sdp_dev.c tracks RDMA devices; sdp_diag.c
+ * lists sockets in /proc/net/sdp.  Wire formats are in sdp_proto.h.
  *
- * Lifecycle: sdp_create() allocates the struct sock (one reference, owned
- * by the struct socket) and links it on the diagnostics list.
- * sdp_release() orphans the socket and drops that reference; the socket
- * leaves the diagnostics list in its destructor, when the last reference
- * is gone.
+ * Lifecycle and references of a struct sock:
+ *   - the socket's own reference (sk_alloc()), owned by the struct socket;
+ *     for a passive socket before accept() by the listener's queue;
+ *     dropped by sdp_release() (or by whoever takes it off the queue);
+ *   - one reference per RDMA CM id (sdp_cm_create_id(), or taken for a
+ *     passive id), dropped in sdp_work() after rdma_destroy_id();
+ *   - one per queued sdp_work / timeout work, dropped when it runs;
+ *   - a passive socket holds one on its listener until accept() or abort.
+ *   The socket leaves the diagnostics list in its destructor.
  *
  * Module references: proto_ops::owner pins the module while any struct
- * socket exists, and struct proto::owner while any struct sock exists, so
- * rmmod fails with EWOULDBLOCK ("in use") until the last socket is freed.
+ * socket exists, struct proto::owner while any struct sock does (so also
+ * while closed sockets finish their teardown).
  *
- * Lock order (outermost first): sk_lock (lock_sock) -> sdp_sock_list_lock
- * -> sk_callback_lock (read by the /proc listing).  sdp_dev_lock is a
- * leaf.  The list locks are never held across a call that can sleep.
- *
- * Not implemented yet: every operation that needs a connection (bind,
- * connect, listen, accept, data transfer, shutdown, getname) fails with
- * EOPNOTSUPP, and SDP/TCP-level socket options with ENOPROTOOPT.
+ * Locks, outermost first:
+ *   lock_sock()  serialises user calls, the CM handler and sdp_work();
+ *   sdp_sock::lock (spinlock, _bh)  state, flags, rings, credits, queues:
+ *                shared with the CQ completion handlers (softirq);
+ *   a listener's sdp_sock::lock nests inside a child's lock_sock();
+ *   sdp_sock_list_lock -> sdp_sock::lock (device removal scan);
+ *   sdp_dev_lock is a leaf.
+ * rdma_destroy_id() waits for the id's handler, which takes lock_sock(),
+ * so it is only called without lock_sock() held.
  */
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/poll.h>
+#include <asm/ioctls.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <net/ipv6.h>
 #include <net/sock.h>
 #include <uapi/linux/sdp.h>
 
@@ -43,63 +54,689 @@ module_param_named(family, sdp_family, int, 0444);
 MODULE_PARM_DESC(family,
 		 "address family number to register (default 27, range 1..AF_MAX-1; must be free)");
 
+struct workqueue_struct *sdp_wq;
+
 static struct proto sdp_proto = {
 	.name = "SDP",
 	.owner = THIS_MODULE,
 	.obj_size = sizeof(struct sdp_sock),
 };
 
+static const struct proto_ops sdp_stream_ops;
+
+void sdp_set_state(struct sock *sk, int state)
+{
+	WRITE_ONCE(sk->sk_state, state);
+}
+
+void sdp_queue_work(struct sdp_sock *ssk)
+{
+	sock_hold(&ssk->sk);
+	if (!queue_work(sdp_wq, &ssk->work))
+		sock_put(&ssk->sk);
+}
+
 static void sdp_sock_destruct(struct sock *sk)
 {
 	sdp_sock_unlink(sdp_sk(sk));
 }
 
+/* Allocate a socket; a passive one (@parent set) inherits its options. */
+struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
+{
+	struct sdp_sock *ssk;
+	struct sock *sk;
+
+	sk = sk_alloc(net, sdp_family, GFP_KERNEL, &sdp_proto, kern);
+	if (!sk)
+		return NULL;
+	sock_init_data(NULL, sk);
+	sk->sk_type = SOCK_STREAM;
+	sk->sk_protocol = IPPROTO_TCP;
+	sk->sk_state = TCP_CLOSE;
+	sk->sk_destruct = sdp_sock_destruct;
+	ssk = sdp_sk(sk);
+	spin_lock_init(&ssk->lock);
+	INIT_LIST_HEAD(&ssk->rx_queue);
+	INIT_LIST_HEAD(&ssk->accept_queue);
+	INIT_LIST_HEAD(&ssk->pending);
+	INIT_LIST_HEAD(&ssk->child_node);
+	INIT_WORK(&ssk->work, sdp_work);
+	INIT_DELAYED_WORK(&ssk->timeout_work, sdp_timeout_work);
+	if (parent) {
+		struct sdp_sock *pssk = sdp_sk(parent);
+
+		sk->sk_rcvbuf = parent->sk_rcvbuf;
+		sk->sk_sndbuf = parent->sk_sndbuf;
+		sk->sk_userlocks = parent->sk_userlocks;
+		sk->sk_rcvtimeo = parent->sk_rcvtimeo;
+		sk->sk_sndtimeo = parent->sk_sndtimeo;
+		sk->sk_lingertime = parent->sk_lingertime;
+		sock_copy_flags(sk, parent);
+		sock_reset_flag(sk, SOCK_DEAD);
+		ssk->flags = pssk->flags & (BIT(SDP_F_V6) | BIT(SDP_F_NODELAY) |
+					    BIT(SDP_F_CORK));
+		sk->sk_uid = parent->sk_uid;
+	}
+	sdp_sock_link(ssk);
+	return sk;
+}
+
+/*
+ * Addresses: sockaddr_in, sockaddr_in6 (v4-mapped ones are used as IPv4)
+ * and, for OFED-era programs, sockaddr_in with sin_family AF_INET_SDP.
+ * Returns 0 and sets *@v6 if the caller used AF_INET6.
+ */
+static int sdp_addr_in(const struct sockaddr *uaddr, int len,
+		       struct sockaddr_storage *ss, bool *v6)
+{
+	if (len < (int)sizeof(uaddr->sa_family))
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	switch (uaddr->sa_family) {
+	case AF_INET:
+	case AF_INET_SDP: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		if (len < (int)sizeof(struct sockaddr_in))
+			return -EINVAL;
+		memcpy(sin, uaddr, sizeof(*sin));
+		sin->sin_family = AF_INET;
+		*v6 = false;
+		return 0;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *u6 = (const struct sockaddr_in6 *)uaddr;
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		if (len < SIN6_LEN_RFC2133)
+			return -EINVAL;
+		*v6 = true;
+		if (ipv6_addr_v4mapped(&u6->sin6_addr)) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+			sin->sin_family = AF_INET;
+			sin->sin_port = u6->sin6_port;
+			sin->sin_addr.s_addr = u6->sin6_addr.s6_addr32[3];
+			return 0;
+		}
+		memcpy(sin6, u6, min_t(int, len, sizeof(*sin6)));
+		return 0;
+	}
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+static int sdp_ensure_id(struct sdp_sock *ssk)
+{
+	return ssk->id ? 0 : sdp_cm_create_id(ssk);
+}
+
+static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sockaddr_storage ss;
+	bool v6;
+	int err;
+
+	err = sdp_addr_in(uaddr, len, &ss, &v6);
+	if (err)
+		return err;
+
+	lock_sock(sk);
+	err = -EINVAL;
+	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_F_BOUND, &ssk->flags))
+		goto out;
+	err = sdp_ensure_id(ssk);
+	if (err)
+		goto out;
+	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
+	if (ss.ss_family == AF_INET6)
+		rdma_set_afonly(ssk->id, 0);
+	err = rdma_bind_addr(ssk->id, (struct sockaddr *)&ss);
+	if (err == -ENODEV)
+		err = -EADDRNOTAVAIL;
+	if (!err) {
+		assign_bit(SDP_F_V6, &ssk->flags, v6);
+		set_bit(SDP_F_BOUND, &ssk->flags);
+		ssk->saddr = ssk->id->route.addr.src_addr;
+	}
+out:
+	release_sock(sk);
+	return err;
+}
+
+static bool sdp_connected(const struct sock *sk)
+{
+	return (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT |
+				      TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 |
+				      TCPF_CLOSING | TCPF_LAST_ACK);
+}
+
+static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
+		       int flags)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sockaddr_storage ss;
+	long timeo;
+	bool v6;
+	int err;
+
+	err = sdp_addr_in(uaddr, len, &ss, &v6);
+	if (err)
+		return err;
+
+	lock_sock(sk);
+	switch (sock->state) {
+	case SS_CONNECTED:
+		err = -EISCONN;
+		goto out;
+	case SS_CONNECTING:
+		err = -EALREADY;
+		break;
+	case SS_UNCONNECTED:
+		err = -EISCONN;
+		if (sk->sk_state != TCP_CLOSE)
+			goto out;
+		/* A new attempt: forget how the last one ended. */
+		spin_lock_bh(&ssk->lock);
+		ssk->flags &= BIT(SDP_F_NODELAY) | BIT(SDP_F_CORK) |
+			      BIT(SDP_F_V6) | BIT(SDP_F_BOUND);
+		spin_unlock_bh(&ssk->lock);
+		sk->sk_err = 0;
+		sk->sk_shutdown = 0;
+		err = sdp_ensure_id(ssk);
+		if (err)
+			goto out;
+		if (v6)
+			set_bit(SDP_F_V6, &ssk->flags);
+		ssk->daddr = ss;
+		sdp_set_state(sk, TCP_SYN_SENT);
+		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
+					SDP_RESOLVE_TIMEOUT_MS);
+		if (err) {
+			sdp_set_state(sk, TCP_CLOSE);
+			if (err == -ENODEV || err == -EADDRNOTAVAIL)
+				err = -ENETUNREACH;
+			goto out;
+		}
+		sock->state = SS_CONNECTING;
+		err = -EINPROGRESS;
+		break;
+	default:
+		err = -EINVAL;
+		goto out;
+	}
+
+	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
+	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
+		if (!timeo)
+			goto out;
+		add_wait_queue(sk_sleep(sk), &wait);
+		while ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
+			if (signal_pending(current)) {
+				err = sock_intr_errno(timeo);
+				break;
+			}
+			if (!timeo)
+				break;
+			sk_wait_event(sk, &timeo,
+				      !((1 << READ_ONCE(sk->sk_state)) &
+					(TCPF_SYN_SENT | TCPF_SYN_RECV)),
+				      &wait);
+		}
+		remove_wait_queue(sk_sleep(sk), &wait);
+		if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV))
+			goto out;	/* -EINPROGRESS, -EINTR, -ERESTARTSYS */
+	}
+
+	if (sk->sk_state == TCP_CLOSE) {
+		err = sock_error(sk) ? : -ECONNABORTED;
+		sock->state = SS_UNCONNECTED;
+		goto out;
+	}
+	sock->state = SS_CONNECTED;
+	err = 0;
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int sdp_listen(struct socket *sock, int backlog)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int err;
+
+	lock_sock(sk);
+	err = -EINVAL;
+	if (sock->state != SS_UNCONNECTED)
+		goto out;
+	if (sk->sk_state == TCP_LISTEN) {
+		WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
+		err = 0;
+		goto out;
+	}
+	if (sk->sk_state != TCP_CLOSE)
+		goto out;
+	err = sdp_ensure_id(ssk);
+	if (err)
+		goto out;
+	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
+	err = rdma_listen(ssk->id, backlog);
+	if (err)
+		goto out;
+	set_bit(SDP_F_BOUND, &ssk->flags);
+	ssk->saddr = ssk->id->route.addr.src_addr;
+	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
+	sk->sk_ack_backlog = 0;
+	sdp_set_state(sk, TCP_LISTEN);
+out:
+	release_sock(sk);
+	return err;
+}
+
+static struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk)
+{
+	struct sdp_sock *child = NULL;
+
+	spin_lock_bh(&lssk->lock);
+	if (!list_empty(&lssk->accept_queue)) {
+		child = list_first_entry(&lssk->accept_queue, struct sdp_sock,
+					 child_node);
+		list_del_init(&child->child_node);
+		sk_acceptq_removed(&lssk->sk);
+	}
+	spin_unlock_bh(&lssk->lock);
+	return child;
+}
+
+static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
+		      bool kern)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = sock->sk;
+	struct sdp_sock *lssk = sdp_sk(sk);
+	struct sdp_sock *child;
+	struct sock *csk;
+	long timeo;
+	int err = 0;
+
+	lock_sock(sk);
+	timeo = sock_rcvtimeo(sk, flags & O_NONBLOCK);
+	for (;;) {
+		if (sk->sk_state != TCP_LISTEN) {
+			err = -EINVAL;
+			break;
+		}
+		child = sdp_accept_dequeue(lssk);
+		if (child)
+			break;
+		if (!timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(timeo);
+			break;
+		}
+		add_wait_queue_exclusive(sk_sleep(sk), &wait);
+		sk_wait_event(sk, &timeo,
+			      !list_empty(&lssk->accept_queue) ||
+			      READ_ONCE(sk->sk_state) != TCP_LISTEN, &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	}
+	release_sock(sk);
+	if (err)
+		return err;
+
+	csk = &child->sk;
+	lock_sock(csk);
+	child->parent = NULL;
+	sock_graft(csk, newsock);
+	newsock->state = SS_CONNECTED;
+	release_sock(csk);
+	sock_put(sk);		/* the child's reference on its listener */
+	return 0;
+}
+
+/* Present @sa the way the user addresses the socket (v4-mapped for v6). */
+static int sdp_addr_out(const struct sdp_sock *ssk,
+			const struct sockaddr_storage *sa,
+			struct sockaddr *uaddr)
+{
+	if (sa->ss_family == AF_INET6) {
+		memcpy(uaddr, sa, sizeof(struct sockaddr_in6));
+		return sizeof(struct sockaddr_in6);
+	}
+	if (test_bit(SDP_F_V6, &ssk->flags)) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)uaddr;
+
+		memset(sin6, 0, sizeof(*sin6));
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = sin->sin_port;
+		if (sa->ss_family == AF_INET)
+			ipv6_addr_set_v4mapped(sin->sin_addr.s_addr,
+					       &sin6->sin6_addr);
+		return sizeof(*sin6);
+	}
+	memset(uaddr, 0, sizeof(struct sockaddr_in));
+	if (sa->ss_family == AF_INET)
+		memcpy(uaddr, sa, sizeof(struct sockaddr_in));
+	uaddr->sa_family = AF_INET;
+	return sizeof(struct sockaddr_in);
+}
+
+static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int len;
+
+	lock_sock(sk);
+	if (peer && !(sdp_connected(sk) ||
+		      (peer == 2 && sk->sk_state == TCP_SYN_SENT))) {
+		release_sock(sk);
+		return -ENOTCONN;
+	}
+	len = sdp_addr_out(ssk, peer ? &ssk->daddr : &ssk->saddr, uaddr);
+	release_sock(sk);
+	return len;
+}
+
+static __poll_t sdp_poll(struct file *file, struct socket *sock,
+			 poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	__poll_t mask = 0;
+	int state, shutdown;
+
+	sock_poll_wait(file, sock, wait);
+	state = READ_ONCE(sk->sk_state);
+	if (state == TCP_LISTEN)
+		return list_empty(&ssk->accept_queue) ? 0 :
+		       EPOLLIN | EPOLLRDNORM;
+
+	shutdown = READ_ONCE(sk->sk_shutdown);
+	if (shutdown == SHUTDOWN_MASK || state == TCP_CLOSE)
+		mask |= EPOLLHUP;
+	if (shutdown & RCV_SHUTDOWN)
+		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
+	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV) {
+		if (READ_ONCE(ssk->rx_bytes))
+			mask |= EPOLLIN | EPOLLRDNORM;
+		if (shutdown & SEND_SHUTDOWN || state == TCP_CLOSE) {
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		} else if (sdp_tx_writable(ssk)) {
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		} else {
+			sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+			set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+			/* Race with a completion that just freed room. */
+			smp_mb__after_atomic();
+			if (sdp_tx_writable(ssk))
+				mask |= EPOLLOUT | EPOLLWRNORM;
+		}
+	}
+	if (READ_ONCE(sk->sk_err))
+		mask |= EPOLLERR;
+	return mask;
+}
+
+static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int answ;
+
+	switch (cmd) {
+	case SIOCINQ:
+		if (sk->sk_state == TCP_LISTEN)
+			return -EINVAL;
+		answ = READ_ONCE(ssk->rx_bytes);
+		break;
+	case SIOCOUTQ:
+		if (sk->sk_state == TCP_LISTEN)
+			return -EINVAL;
+		answ = READ_ONCE(ssk->tx_bytes);
+		break;
+	case SIOCATMARK:
+		answ = 0;	/* no urgent data: MSG_OOB is not supported */
+		break;
+	default:
+		return -ENOIOCTLCMD;
+	}
+	return put_user(answ, (int __user *)arg);
+}
+
+/* Queue our DisConn behind the data (shutdown(SHUT_WR) or close()). */
+static void sdp_send_disconn(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	spin_lock_bh(&ssk->lock);
+	if (sk->sk_state == TCP_ESTABLISHED)
+		sdp_set_state(sk, TCP_FIN_WAIT1);
+	else if (sk->sk_state == TCP_CLOSE_WAIT)
+		sdp_set_state(sk, TCP_LAST_ACK);
+	set_bit(SDP_F_DISCONN_WANT, &ssk->flags);
+	sdp_tx_flush(ssk);
+	spin_unlock_bh(&ssk->lock);
+}
+
+static int sdp_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+	int err = 0;
+
+	how++;	/* SHUT_RD..SHUT_RDWR -> RCV_SHUTDOWN..SHUTDOWN_MASK */
+	if ((how & ~SHUTDOWN_MASK) || !how)
+		return -EINVAL;
+
+	lock_sock(sk);
+	if (!sdp_connected(sk)) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | how);
+	if ((how & SEND_SHUTDOWN) &&
+	    (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
+		sdp_send_disconn(sdp_sk(sk));
+	sk->sk_state_change(sk);
+out:
+	release_sock(sk);
+	return err;
+}
+
+/* Abort every passive socket still waiting on the listener @lssk. */
+static void sdp_listen_stop(struct sdp_sock *lssk)
+{
+	struct sdp_sock *child;
+
+	for (;;) {
+		spin_lock_bh(&lssk->lock);
+		child = list_first_entry_or_null(&lssk->accept_queue,
+						 struct sdp_sock, child_node);
+		if (!child)
+			child = list_first_entry_or_null(&lssk->pending,
+							 struct sdp_sock,
+							 child_node);
+		if (child) {
+			list_del_init(&child->child_node);
+			sk_acceptq_removed(&lssk->sk);
+		}
+		spin_unlock_bh(&lssk->lock);
+		if (!child)
+			break;
+
+		lock_sock(&child->sk);
+		child->parent = NULL;
+		sock_set_flag(&child->sk, SOCK_DEAD);
+		sdp_conn_abort(child, 0);
+		release_sock(&child->sk);
+		sock_put(&lssk->sk);	/* the child's listener reference */
+		sock_put(&child->sk);	/* the child's own reference */
+	}
+}
+
 static int sdp_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk;
+	bool listener;
 
 	if (!sk)
 		return 0;
+	ssk = sdp_sk(sk);
 
 	lock_sock(sk);
-	sk->sk_shutdown = SHUTDOWN_MASK;
+	listener = sk->sk_state == TCP_LISTEN;
+	if (listener) {
+		spin_lock_bh(&ssk->lock);
+		sdp_set_state(sk, TCP_CLOSE);
+		spin_unlock_bh(&ssk->lock);
+	} else if ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) {
+		/*
+		 * As TCP: unread data or SO_LINGER {1, 0} reset the
+		 * connection; otherwise the peer gets all data, then EOF.
+		 */
+		if (READ_ONCE(ssk->rx_bytes) ||
+		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+			sdp_conn_abort(ssk, 0);
+		} else {
+			sdp_send_disconn(ssk);
+			if (sock_flag(sk, SOCK_LINGER)) {
+				long timeo = sk->sk_lingertime;
+				DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+				add_wait_queue(sk_sleep(sk), &wait);
+				while (timeo && !signal_pending(current) &&
+				       !test_bit(SDP_F_DISCONN_DONE, &ssk->flags) &&
+				       !test_bit(SDP_F_ABORT, &ssk->flags))
+					sk_wait_event(sk, &timeo,
+						      test_bit(SDP_F_DISCONN_DONE,
+							       &ssk->flags) ||
+						      test_bit(SDP_F_ABORT,
+							       &ssk->flags),
+						      &wait);
+				remove_wait_queue(sk_sleep(sk), &wait);
+			}
+		}
+	} else if (sk->sk_state != TCP_CLOSE &&
+		   !((1 << sk->sk_state) & (TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 |
+					    TCPF_CLOSING | TCPF_LAST_ACK))) {
+		sdp_conn_abort(ssk, 0);	/* connecting */
+	}
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 	sock_orphan(sk);
+	if (sk->sk_state != TCP_CLOSE) {
+		/* The peer has SDP_FIN_TIMEOUT to finish its side. */
+		sock_hold(sk);
+		if (!queue_delayed_work(sdp_wq, &ssk->timeout_work,
+					SDP_FIN_TIMEOUT))
+			sock_put(sk);
+	}
+	sdp_queue_work(ssk);
 	release_sock(sk);
 
+	if (listener)
+		sdp_listen_stop(ssk);
 	sock->sk = NULL;
 	sock_put(sk);
 	return 0;
 }
 
-/*
- * An unconnected socket reports what an unconnected TCP socket reports:
- * writable (so a writer is not left waiting; the write itself fails) and
- * hung up.
- */
-static __poll_t sdp_poll(struct file *file, struct socket *sock,
-			 poll_table *wait)
-{
-	struct sock *sk = sock->sk;
-	__poll_t mask = 0;
-
-	sock_poll_wait(file, sock, wait);
-	if (sk->sk_state == SDP_CLOSE)
-		mask |= EPOLLOUT | EPOLLWRNORM | EPOLLHUP;
-	if (sk->sk_err)
-		mask |= EPOLLERR;
-	return mask;
-}
-
 static int sdp_setsockopt(struct socket *sock, int level, int optname,
 			  sockptr_t optval, unsigned int optlen)
 {
-	return -ENOPROTOOPT;
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int val, err = 0;
+
+	if (level != SOL_TCP)
+		return -ENOPROTOOPT;
+	if (optlen < sizeof(int))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+
+	lock_sock(sk);
+	spin_lock_bh(&ssk->lock);
+	switch (optname) {
+	case TCP_NODELAY:
+		assign_bit(SDP_F_NODELAY, &ssk->flags, val);
+		if (val && test_bit(SDP_F_QP, &ssk->flags))
+			sdp_tx_flush(ssk);
+		break;
+	case TCP_CORK:
+		assign_bit(SDP_F_CORK, &ssk->flags, val);
+		if (!val && test_bit(SDP_F_QP, &ssk->flags))
+			sdp_tx_flush(ssk);
+		break;
+	default:
+		err = -ENOPROTOOPT;
+		break;
+	}
+	spin_unlock_bh(&ssk->lock);
+	release_sock(sk);
+	return err;
 }
 
 static int sdp_getsockopt(struct socket *sock, int level, int optname,
 			  char __user *optval, int __user *optlen)
 {
-	return -ENOPROTOOPT;
+	struct sdp_sock *ssk = sdp_sk(sock->sk);
+	int val, len;
+
+	if (level != SOL_TCP)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	switch (optname) {
+	case TCP_NODELAY:
+		val = test_bit(SDP_F_NODELAY, &ssk->flags);
+		break;
+	case TCP_CORK:
+		val = test_bit(SDP_F_CORK, &ssk->flags);
+		break;
+	default:
+		return -ENOPROTOOPT;
+	}
+	len = min_t(unsigned int, len, sizeof(int));
+	if (put_user(len, optlen) || copy_to_user(optval, &val, len))
+		return -EFAULT;
+	return 0;
+}
+
+static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	struct sock *sk = sock->sk;
+	int ret;
+
+	lock_sock(sk);
+	ret = sdp_sendmsg_locked(sk, msg, len);
+	release_sock(sk);
+	return ret;
+}
+
+static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
+		       int flags)
+{
+	struct sock *sk = sock->sk;
+	int ret;
+
+	lock_sock(sk);
+	ret = sdp_recvmsg_locked(sk, msg, len, flags);
+	release_sock(sk);
+	return ret;
 }
 
 /*
@@ -110,19 +747,19 @@ static const struct proto_ops sdp_stream_ops = {
 	.family = PF_INET_SDP,
 	.owner = THIS_MODULE,
 	.release = sdp_release,
-	.bind = sock_no_bind,
-	.connect = sock_no_connect,
+	.bind = sdp_bind,
+	.connect = sdp_connect,
 	.socketpair = sock_no_socketpair,
-	.accept = sock_no_accept,
-	.getname = sock_no_getname,
+	.accept = sdp_accept,
+	.getname = sdp_getname,
 	.poll = sdp_poll,
-	.ioctl = sock_no_ioctl,
-	.listen = sock_no_listen,
-	.shutdown = sock_no_shutdown,
+	.ioctl = sdp_ioctl,
+	.listen = sdp_listen,
+	.shutdown = sdp_shutdown,
 	.setsockopt = sdp_setsockopt,
 	.getsockopt = sdp_getsockopt,
-	.sendmsg = sock_no_sendmsg,
-	.recvmsg = sock_no_recvmsg,
+	.sendmsg = sdp_sendmsg,
+	.recvmsg = sdp_recvmsg,
 	.mmap = sock_no_mmap,
 	.sendpage = sock_no_sendpage,
 };
@@ -143,17 +780,13 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol,
 	if (protocol != 0 && protocol != IPPROTO_TCP)
 		return -EPROTONOSUPPORT;
 
-	sk = sk_alloc(net, sdp_family, GFP_KERNEL, &sdp_proto, kern);
+	sk = sdp_sock_alloc(net, NULL, kern);
 	if (!sk)
 		return -ENOBUFS;
-
 	sock->state = SS_UNCONNECTED;
 	sock->ops = &sdp_stream_ops;
-	sock_init_data(sock, sk);
-	sk->sk_protocol = IPPROTO_TCP;
-	sk->sk_state = SDP_CLOSE;
-	sk->sk_destruct = sdp_sock_destruct;
-	sdp_sock_link(sdp_sk(sk));
+	sock_graft(sk, sock);
+	sk->sk_kern_sock = kern;
 	return 0;
 }
 
@@ -173,9 +806,13 @@ static int __init sdp_init(void)
 	}
 	sdp_family_ops.family = sdp_family;
 
+	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
+	if (!sdp_wq)
+		return -ENOMEM;
+
 	err = proto_register(&sdp_proto, 1);
 	if (err)
-		return err;
+		goto err_wq;
 
 	err = sdp_diag_init();
 	if (err)
@@ -202,6 +839,8 @@ err_diag:
 	sdp_diag_exit();
 err_proto:
 	proto_unregister(&sdp_proto);
+err_wq:
+	destroy_workqueue(sdp_wq);
 	return err;
 }
 
@@ -211,6 +850,7 @@ static void __exit sdp_exit(void)
 	sdp_dev_exit();
 	sdp_diag_exit();
 	proto_unregister(&sdp_proto);
+	destroy_workqueue(sdp_wq);
 }
 
 module_init(sdp_init);

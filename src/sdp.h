@@ -9,31 +9,156 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
+#include <net/tcp_states.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "sdp_proto.h"
 
 /* Family number this instance registered under (module parameter). */
 extern int sdp_family;
+extern struct workqueue_struct *sdp_wq;
 
 /*
- * Socket states.  They reuse the TCP state numbers so that diagnostics
- * can print them the way /proc/net/tcp does; only the subset that SDP
- * passes through is listed.
+ * Buffers.  Every message, in either direction, fits one buffer of
+ * SDP_BUF_SIZE bytes (BSDH included); each side posts between
+ * SDP_MIN_BUFS and SDP_MAX_BUFS receive buffers (SO_RCVBUF / SDP_BUF_SIZE)
+ * and keeps as many send buffers (SO_SNDBUF / SDP_BUF_SIZE).  Control
+ * messages (credit updates, DisConn, AbortConn) have a small ring of
+ * their own, so that they never wait behind a half-filled data buffer.
  */
-enum sdp_state {
-	SDP_CLOSE = TCP_CLOSE,
+#define SDP_BUF_SIZE		(32 * 1024)
+#define SDP_MIN_BUFS		4
+#define SDP_DEFAULT_BUFS	16
+#define SDP_MAX_BUFS		256
+#define SDP_CTRL_BUFS		4
+#define SDP_MIN_PEER_RCVSZ	1024
+/* Data needs two credits: the last one is kept for a control message. */
+#define SDP_DATA_MIN_CREDITS	2
+
+#define SDP_RESOLVE_TIMEOUT_MS	2000
+#define SDP_FIN_TIMEOUT		(60 * HZ)
+
+/**
+ * struct sdp_buf - a message buffer, DMA-mapped once for its lifetime
+ * @cqe: completion entry of the work request that uses the buffer
+ * @data: the kernel mapping (SDP_BUF_SIZE, or sizeof(bsdh) for control)
+ * @dma: its DMA address
+ * @node: entry in sdp_sock::rx_queue while it holds unread data
+ * @len: rx: payload bytes received; tx: bytes of the message
+ * @off: rx: payload bytes already read
+ */
+struct sdp_buf {
+	struct ib_cqe cqe;
+	void *data;
+	u64 dma;
+	struct list_head node;
+	u32 len;
+	u32 off;
+};
+
+/* sdp_sock::flags, changed under sdp_sock::lock */
+enum {
+	SDP_F_QP,		/* QP, CQ and rings exist */
+	SDP_F_DISCONN_WANT,	/* send DisConn once data and credits allow */
+	SDP_F_DISCONN_SENT,	/* DisConn posted */
+	SDP_F_DISCONN_DONE,	/* ... and its send completed */
+	SDP_F_DISCONN_RCVD,	/* peer's DisConn received */
+	SDP_F_ABORT,		/* aborted (AbortConn sent or received, error) */
+	SDP_F_CM_DISCONNECT,	/* rdma_disconnect() called or DISCONNECTED */
+	SDP_F_V6,		/* user addresses are AF_INET6 */
+	SDP_F_BOUND,		/* bind()/listen()/connect() gave a port */
+	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
+	SDP_F_NODELAY,		/* TCP_NODELAY */
+	SDP_F_CORK,		/* TCP_CORK */
 };
 
 /**
  * struct sdp_sock - an SDP socket
- * @sk: the generic socket; must stay first (sk_alloc() sizes the object
- *	from struct proto::obj_size and sdp_sk() casts back)
- * @node: entry in sdp_sock_list, protected by sdp_sock_list_lock; used
- *	by the diagnostics listing
+ * @sk: the generic socket; must stay first
+ * @node: entry in the diagnostics list (sdp_diag.c)
+ * @lock: protects sk_state changes, @flags, the rx and tx ring indices,
+ *	credits and sequence numbers, @rx_queue and the listener's
+ *	@accept_queue / @pending lists.  Taken from the CQ's softirq
+ *	context: process context takes it with _bh, inside lock_sock().
+ * @flags: SDP_F_* bits
+ * @id: the RDMA CM id; changed only under lock_sock()
+ * @sdev: device state, referenced while the QP exists
+ * @cq: send and receive completion queue (IB_POLL_SOFTIRQ)
+ * @qp: the RC queue pair (owned by @id)
+ * @rx_ring: @rx_count receive buffers
+ * @rx_queue: received buffers with unread payload, in order
+ * @rx_posted: receive buffers posted and not yet completed
+ * @rx_mseq_last: mseq of the last message received
+ * @rx_mseq_limit: highest mseq the peer may send given our adverts
+ * @rx_bytes: unread payload bytes in @rx_queue
+ * @rx_peer_unadv: buffers reposted since we last told the peer
+ * @tx_ring: @tx_count send buffers for data
+ * @tx_head: data slots committed (the next one is being filled)
+ * @tx_post: data slots posted
+ * @tx_tail: data slots whose send completed
+ * @tx_fill: payload bytes in slot @tx_head that is being filled
+ * @ctrl_ring: SDP_CTRL_BUFS buffers for control messages
+ * @ctrl_head: control slots posted; @ctrl_tail: completed
+ * @tx_mseq_next: mseq of the next message we send
+ * @tx_credits: messages we may send (peer's posted buffers)
+ * @tx_max: largest message the peer accepts (BSDH included)
+ * @tx_bytes: payload bytes posted and not yet completed, plus @tx_fill
+ * @saddr: local address (AF_UNSPEC until bound); under lock_sock()
+ * @daddr: peer address (AF_UNSPEC until connected); under lock_sock()
+ * @parent: listener, for a passive socket not yet accepted (referenced)
+ * @accept_queue: listener: established children waiting for accept()
+ * @pending: listener: children whose connection is not yet established
+ * @child_node: child: entry in the parent's @accept_queue or @pending
+ * @work: deferred process-context work: disconnect, destroy
+ * @timeout_work: abort an orphaned socket the peer never closes
  */
 struct sdp_sock {
 	struct sock sk;
 	struct list_head node;
+	spinlock_t lock;	/* see above */
+	unsigned long flags;
+
+	struct rdma_cm_id *id;
+	struct sdp_device *sdev;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+
+	struct sdp_buf *rx_ring;
+	unsigned int rx_count;
+	struct list_head rx_queue;
+	unsigned int rx_posted;
+	u32 rx_mseq_last;
+	u32 rx_mseq_limit;
+	u32 rx_bytes;
+	unsigned int rx_peer_unadv;
+
+	struct sdp_buf *tx_ring;
+	unsigned int tx_count;
+	unsigned int tx_head;
+	unsigned int tx_post;
+	unsigned int tx_tail;
+	u32 tx_fill;
+	struct sdp_buf *ctrl_ring;
+	unsigned int ctrl_head;
+	unsigned int ctrl_tail;
+	u32 tx_mseq_next;
+	int tx_credits;
+	u32 tx_max;
+	u32 tx_bytes;
+
+	struct sockaddr_storage saddr;
+	struct sockaddr_storage daddr;
+
+	struct sock *parent;
+	struct list_head accept_queue;
+	struct list_head pending;
+	struct list_head child_node;
+
+	struct work_struct work;
+	struct delayed_work timeout_work;
 };
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
@@ -41,20 +166,61 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 	return container_of(sk, struct sdp_sock, sk);
 }
 
+/* Abort reasons for rate-limited logs (peer-triggered ones included). */
+#define sdp_warn_peer(ssk, fmt, ...)					\
+	net_warn_ratelimited("sdp: %pISpc: " fmt,			\
+			     &(ssk)->id->route.addr.dst_addr, ##__VA_ARGS__)
+
 /**
  * struct sdp_device - per-RDMA-device state
  * @ibdev: the device; valid until sdp_remove_one() for it returns
  * @pd: protection domain every SDP connection on this device uses
  * @list: entry in sdp_dev_list, protected by sdp_dev_lock
- * @ref: held by sdp_dev_list and by every user that looked the device up
- *	with sdp_device_get(); the last sdp_device_put() frees it
+ * @ref: held by sdp_dev_list and by every connection with a QP on the
+ *	device; the last sdp_device_put() frees it
+ * @removing: the device is going away; sdp_device_get() fails
  */
 struct sdp_device {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	struct list_head list;
 	struct kref ref;
+	bool removing;
 };
+
+/* af_sdp.c */
+struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern);
+void sdp_set_state(struct sock *sk, int state);
+void sdp_queue_work(struct sdp_sock *ssk);
+
+/* sdp_cm.c */
+int sdp_cm_create_id(struct sdp_sock *ssk);
+int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+void __sdp_conn_abort(struct sdp_sock *ssk, int err, bool send_abort);
+void sdp_conn_abort(struct sdp_sock *ssk, int err);
+void sdp_work(struct work_struct *work);
+void sdp_timeout_work(struct work_struct *work);
+void sdp_check_close_done(struct sdp_sock *ssk);
+
+/* sdp_tx.c */
+int sdp_tx_ring_alloc(struct sdp_sock *ssk);
+void sdp_tx_ring_free(struct sdp_sock *ssk);
+bool sdp_tx_writable(const struct sdp_sock *ssk);
+int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len);
+void sdp_tx_flush(struct sdp_sock *ssk);
+int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
+void sdp_tx_try_control(struct sdp_sock *ssk);
+void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
+		   bool seq);
+bool sdp_tx_idle(const struct sdp_sock *ssk);
+
+/* sdp_rx.c */
+int sdp_rx_ring_alloc(struct sdp_sock *ssk);
+void sdp_rx_ring_free(struct sdp_sock *ssk);
+int sdp_rx_post_all(struct sdp_sock *ssk);
+int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
+		       int flags);
+void sdp_rx_purge(struct sdp_sock *ssk);
 
 /* sdp_dev.c */
 int sdp_dev_init(void);
@@ -65,6 +231,9 @@ void sdp_device_put(struct sdp_device *sdev);
 /* sdp_diag.c */
 void sdp_sock_link(struct sdp_sock *ssk);
 void sdp_sock_unlink(struct sdp_sock *ssk);
+#define SDP_SCAN_BATCH	64
+int sdp_sock_scan(bool (*match)(struct sdp_sock *ssk, void *arg),
+		  void (*fn)(struct sdp_sock *ssk, void *arg), void *arg);
 int sdp_diag_init(void);
 void sdp_diag_exit(void);
 

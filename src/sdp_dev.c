@@ -12,13 +12,18 @@
  */
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 
 #include "sdp.h"
 
-/* sdp_dev_lock protects sdp_dev_list (membership, not the entries). */
+/*
+ * sdp_dev_lock protects sdp_dev_list and sdp_device::removing.
+ * sdp_dev_wait is woken whenever a device reference is dropped.
+ */
 static DEFINE_SPINLOCK(sdp_dev_lock);
 static LIST_HEAD(sdp_dev_list);
+static DECLARE_WAIT_QUEUE_HEAD(sdp_dev_wait);
 
 static struct ib_client sdp_ib_client;
 
@@ -36,7 +41,7 @@ static void sdp_device_free(struct kref *ref)
  *
  * Return: the device's state with a reference the caller drops with
  * sdp_device_put(), or NULL if SDP does not use @ibdev (not an RDMA CM
- * capable device, or being removed).
+ * capable device) or it is being removed.
  */
 struct sdp_device *sdp_device_get(struct ib_device *ibdev)
 {
@@ -44,7 +49,7 @@ struct sdp_device *sdp_device_get(struct ib_device *ibdev)
 
 	spin_lock(&sdp_dev_lock);
 	list_for_each_entry(sdev, &sdp_dev_list, list) {
-		if (sdev->ibdev == ibdev) {
+		if (sdev->ibdev == ibdev && !sdev->removing) {
 			kref_get(&sdev->ref);
 			found = sdev;
 			break;
@@ -57,6 +62,20 @@ struct sdp_device *sdp_device_get(struct ib_device *ibdev)
 void sdp_device_put(struct sdp_device *sdev)
 {
 	kref_put(&sdev->ref, sdp_device_free);
+	wake_up(&sdp_dev_wait);
+}
+
+/* Under the socket list lock: a socket on the device not yet handled. */
+static bool sdp_sock_on_device(struct sdp_sock *ssk, void *sdev)
+{
+	return READ_ONCE(ssk->sdev) == sdev &&
+	       !test_and_set_bit(SDP_F_DEV_GONE, &ssk->flags);
+}
+
+static void sdp_sock_device_gone(struct sdp_sock *ssk, void *sdev)
+{
+	sdp_conn_abort(ssk, ENETDOWN);
+	sdp_queue_work(ssk);	/* releases the QP even if the socket is open */
 }
 
 static bool sdp_device_usable(struct ib_device *ibdev)
@@ -105,17 +124,32 @@ err_free:
 
 /*
  * Called when @ibdev goes away (or the module unloads).  The device stays
- * usable until we return, so the last reference must be gone by then:
- * later issues make connections on the device drop theirs here.
+ * usable until we return, so every connection on it is aborted (its
+ * sockets get ENETDOWN) and we wait until each has destroyed its QP and
+ * dropped its device reference.  The scan repeats while waiting, which
+ * also catches a connection that took its reference just before
+ * @removing was set.
  */
 static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct sdp_device *sdev = client_data;
 
 	spin_lock(&sdp_dev_lock);
+	sdev->removing = true;
+	spin_unlock(&sdp_dev_lock);
+
+	for (;;) {
+		while (sdp_sock_scan(sdp_sock_on_device, sdp_sock_device_gone,
+				     sdev) == SDP_SCAN_BATCH)
+			;
+		if (wait_event_timeout(sdp_dev_wait, kref_read(&sdev->ref) == 1,
+				       HZ))
+			break;
+	}
+
+	spin_lock(&sdp_dev_lock);
 	list_del(&sdev->list);
 	spin_unlock(&sdp_dev_lock);
-	WARN_ON(kref_read(&sdev->ref) != 1);
 	sdp_device_put(sdev);
 	pr_debug("%s: removed\n", dev_name(&ibdev->dev));
 }

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sockets Direct Protocol -- wire formats.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * Every SDP message starts with the Base Sockets Direct Header (BSDH) of
+ * IBA Annex A4.  All multi-byte fields are big-endian.  Reserved fields
+ * are sent as zero and ignored on receipt.
+ *
+ * Hello and HelloAck travel in the RDMA CM private data of the connect
+ * request and reply.  We use port space RDMA_PS_TCP: the CMA prepends its
+ * own 36-byte header (addresses and ports) to the request, which leaves
+ * 92 - 36 = 56 bytes for us (IB; iWARP's MPA limit is larger), and the
+ * reply keeps its full 196 bytes.  The OFED layout (RDMA_PS_SDP, a
+ * 92-byte Hello that carried the addresses itself) does not fit and is
+ * not used: this is protocol version 3.0 (SDP_VERSION), which OFED peers
+ * (2.x) do not speak.  Documentation/networking/sdp.rst has the same
+ * layout with a message-sequence diagram.
+ */
+#ifndef _SDP_PROTO_H
+#define _SDP_PROTO_H
+
+#include <linux/build_bug.h>
+#include <linux/types.h>
+
+/* Major version in the high nibble, minor in the low nibble. */
+#define SDP_VERSION		0x30
+#define SDP_VERSION_MAJOR(v)	((v) >> 4)
+
+/* Private data room of an RDMA_PS_TCP connect request on IB/RoCE. */
+#define SDP_CM_REQ_PRIVATE_DATA_MAX	56
+/* ... and of a connect reply. */
+#define SDP_CM_REP_PRIVATE_DATA_MAX	196
+
+/* BSDH message ids (mid). */
+enum sdp_mid {
+	SDP_MID_HELLO		= 0x00,
+	SDP_MID_HELLO_ACK	= 0x01,
+	SDP_MID_DISCONN		= 0x02,	/* orderly release (FIN) */
+	SDP_MID_ABORT		= 0x03,	/* abortive release (RST) */
+	SDP_MID_SENDSM		= 0x04,
+	SDP_MID_RDMA_WR_COMPL	= 0x05,
+	SDP_MID_RDMA_RD_COMPL	= 0x06,
+	SDP_MID_MODE_CHANGE	= 0x07,
+	SDP_MID_SRCAVAIL_CANCEL	= 0x08,
+	SDP_MID_SINKAVAIL_CANCEL = 0x09,
+	SDP_MID_SINKCANCEL_ACK	= 0x0a,
+	SDP_MID_CHRCVBUF	= 0x0b,
+	SDP_MID_CHRCVBUF_ACK	= 0x0c,
+	SDP_MID_SUSPCOMM	= 0x0d,
+	SDP_MID_SUSPCOMM_ACK	= 0x0e,
+	SDP_MID_SINKAVAIL	= 0xfd,
+	SDP_MID_SRCAVAIL	= 0xfe,
+	SDP_MID_DATA		= 0xff,
+};
+
+/* BSDH flags. */
+#define SDP_OOB_PRES	0x01	/* this message carries urgent data */
+#define SDP_OOB_PEND	0x02	/* urgent data is pending */
+
+/**
+ * struct sdp_bsdh - Base Sockets Direct Header, in front of every message
+ * @mid: message id, enum sdp_mid
+ * @flags: SDP_OOB_PRES, SDP_OOB_PEND
+ * @bufs: receive buffers the sender has posted now (credits it grants)
+ * @len: length of the whole message: BSDH, extra header and payload
+ * @mseq: sequence number of this message; 1 for the first, +1 each
+ * @mseq_ack: mseq of the last message the sender received from the peer
+ */
+struct sdp_bsdh {
+	u8 mid;
+	u8 flags;
+	__be16 bufs;
+	__be32 len;
+	__be32 mseq;
+	__be32 mseq_ack;
+} __packed;
+static_assert(sizeof(struct sdp_bsdh) == 16);
+
+/**
+ * struct sdp_hello - Hello, the private data of the connect request
+ * @bsdh: mid SDP_MID_HELLO, bufs = initial credits, mseq 0, mseq_ack 0
+ * @version: SDP_VERSION of the sender
+ * @ipv: IP version of the connection in the high nibble (4 or 6)
+ * @rsvd1: zero
+ * @max_adverts: zero-copy advertisements the sender can have outstanding
+ *	(at least 1)
+ * @desremrcvsz: receive buffer size (bytes per message, including the
+ *	BSDH) the sender would like the peer to use
+ * @localrcvsz: size of each receive buffer the sender posted
+ * @port: the sender's port (informational; the CMA header carries it)
+ * @rsvd2: zero
+ * @rsvd3: zero, to the 32-byte size
+ */
+struct sdp_hello {
+	struct sdp_bsdh bsdh;
+	u8 version;
+	u8 ipv;
+	u8 rsvd1;
+	u8 max_adverts;
+	__be32 desremrcvsz;
+	__be32 localrcvsz;
+	__be16 port;
+	__be16 rsvd2;
+} __packed;
+static_assert(sizeof(struct sdp_hello) == 32);
+static_assert(sizeof(struct sdp_hello) <= SDP_CM_REQ_PRIVATE_DATA_MAX);
+
+/**
+ * struct sdp_hello_ack - HelloAck, the private data of the connect reply
+ * @bsdh: mid SDP_MID_HELLO_ACK, bufs = initial credits, mseq 0, mseq_ack 0
+ * @version: SDP_VERSION of the sender
+ * @ipv: IP version in the high nibble (4 or 6)
+ * @rsvd1: zero
+ * @max_adverts: as in struct sdp_hello
+ * @actrcvsz: size of each receive buffer the sender posted
+ */
+struct sdp_hello_ack {
+	struct sdp_bsdh bsdh;
+	u8 version;
+	u8 ipv;
+	u8 rsvd1;
+	u8 max_adverts;
+	__be32 actrcvsz;
+} __packed;
+static_assert(sizeof(struct sdp_hello_ack) == 24);
+static_assert(sizeof(struct sdp_hello_ack) <= SDP_CM_REP_PRIVATE_DATA_MAX);
+
+#endif /* _SDP_PROTO_H */

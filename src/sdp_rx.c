@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- receive path: the receive ring, message
+ * validation and credit accounting, and recvmsg().
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * Receive buffers are allocated and DMA-mapped once per connection and
+ * reposted as soon as their payload has been read.  A completion (softirq)
+ * validates the message, updates credits and either queues the buffer on
+ * rx_queue (data) or reposts it at once (control).  recvmsg() copies out
+ * of the queued buffers under lock_sock(); the softirq only ever appends.
+ *
+ * A peer that breaks the protocol gets its connection aborted with a
+ * rate-limited log line:
+ *   - a message whose BSDH len differs from the bytes that arrived, or is
+ *     shorter than a BSDH;
+ *   - a message whose mseq is not the previous one + 1;
+ *   - more messages than it had credits for (mseq beyond our adverts);
+ *   - a message id we do not implement (SrcAvail, SinkAvail, ...);
+ *   - data after it sent DisConn.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+
+#include "sdp.h"
+
+static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+int sdp_rx_ring_alloc(struct sdp_sock *ssk)
+{
+	struct ib_device *dev = ssk->sdev->ibdev;
+	unsigned int i;
+
+	ssk->rx_ring = kcalloc(ssk->rx_count, sizeof(*ssk->rx_ring),
+			       GFP_KERNEL);
+	if (!ssk->rx_ring)
+		return -ENOMEM;
+	for (i = 0; i < ssk->rx_count; i++) {
+		struct sdp_buf *b = &ssk->rx_ring[i];
+
+		b->cqe.done = sdp_rx_done;
+		INIT_LIST_HEAD(&b->node);
+		b->data = kmalloc(SDP_BUF_SIZE, GFP_KERNEL);
+		if (!b->data)
+			goto err;
+		b->dma = ib_dma_map_single(dev, b->data, SDP_BUF_SIZE,
+					   DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(dev, b->dma)) {
+			kfree(b->data);
+			b->data = NULL;
+			goto err;
+		}
+	}
+	return 0;
+err:
+	sdp_rx_ring_free(ssk);
+	return -ENOMEM;
+}
+
+void sdp_rx_ring_free(struct sdp_sock *ssk)
+{
+	struct ib_device *dev = ssk->sdev->ibdev;
+	unsigned int i;
+
+	if (!ssk->rx_ring)
+		return;
+	for (i = 0; i < ssk->rx_count; i++) {
+		struct sdp_buf *b = &ssk->rx_ring[i];
+
+		if (!b->data)
+			continue;
+		ib_dma_unmap_single(dev, b->dma, SDP_BUF_SIZE, DMA_FROM_DEVICE);
+		kfree(b->data);
+	}
+	kfree(ssk->rx_ring);
+	ssk->rx_ring = NULL;
+}
+
+/* Post one receive buffer.  Called with ssk->lock held, or before the
+ * connection is visible to anyone else.
+ */
+static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
+{
+	struct ib_sge sge = {
+		.addr = b->dma,
+		.length = SDP_BUF_SIZE,
+		.lkey = ssk->sdev->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &b->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	int err;
+
+	b->len = 0;
+	b->off = 0;
+	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, SDP_BUF_SIZE,
+				      DMA_FROM_DEVICE);
+	err = ib_post_recv(ssk->qp, &wr, NULL);
+	if (!err)
+		ssk->rx_posted++;
+	return err;
+}
+
+int sdp_rx_post_all(struct sdp_sock *ssk)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ssk->rx_count; i++) {
+		err = sdp_post_recv(ssk, &ssk->rx_ring[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Drop unread data (the socket is closing or aborted). */
+void sdp_rx_purge(struct sdp_sock *ssk)
+{
+	struct sdp_buf *b, *tmp;
+
+	spin_lock_bh(&ssk->lock);
+	list_for_each_entry_safe(b, tmp, &ssk->rx_queue, node)
+		list_del_init(&b->node);
+	ssk->rx_bytes = 0;
+	spin_unlock_bh(&ssk->lock);
+}
+
+/* Is @a after @b in mseq space (wrapping)? */
+static bool sdp_mseq_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+/* The peer's DisConn arrived: the TCP state moves as on a FIN. */
+static void sdp_rx_disconn(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	set_bit(SDP_F_DISCONN_RCVD, &ssk->flags);
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
+	switch (sk->sk_state) {
+	case TCP_ESTABLISHED:
+		sdp_set_state(sk, TCP_CLOSE_WAIT);
+		break;
+	case TCP_FIN_WAIT1:
+	case TCP_FIN_WAIT2:
+		sdp_set_state(sk, TCP_CLOSING);
+		break;
+	}
+	sdp_check_close_done(ssk);
+	if (!sock_flag(sk, SOCK_DEAD)) {
+		sk->sk_state_change(sk);
+		sk_wake_async(sk, SOCK_WAKE_WAITD, POLL_HUP);
+	}
+}
+
+/*
+ * Handle one received message; ssk->lock is held.  Returns true if the
+ * buffer was queued (it holds unread data), false if it may be reposted.
+ */
+static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
+{
+	struct sdp_bsdh *h = b->data;
+	struct sock *sk = &ssk->sk;
+	u32 len, mseq, payload;
+
+	if (byte_len < sizeof(*h)) {
+		sdp_warn_peer(ssk, "message of %u bytes, shorter than a BSDH; aborting\n",
+			      byte_len);
+		goto abort;
+	}
+	len = be32_to_cpu(h->len);
+	mseq = be32_to_cpu(h->mseq);
+	if (len != byte_len) {
+		sdp_warn_peer(ssk, "BSDH len %u but %u bytes arrived; aborting\n",
+			      len, byte_len);
+		goto abort;
+	}
+	if (mseq != ssk->rx_mseq_last + 1) {
+		sdp_warn_peer(ssk, "mseq %u, expected %u; aborting\n", mseq,
+			      ssk->rx_mseq_last + 1);
+		goto abort;
+	}
+	if (sdp_mseq_after(mseq, ssk->rx_mseq_limit)) {
+		sdp_warn_peer(ssk, "message %u beyond its credits (limit %u); aborting\n",
+			      mseq, ssk->rx_mseq_limit);
+		goto abort;
+	}
+	ssk->rx_mseq_last = mseq;
+
+	/*
+	 * Credits: the peer had @bufs buffers posted when it sent this, and
+	 * our messages after its mseq_ack are still on their way into them.
+	 */
+	ssk->tx_credits = (s32)(be32_to_cpu(h->mseq_ack) - ssk->tx_mseq_next +
+				1) + be16_to_cpu(h->bufs);
+
+	payload = len - sizeof(*h);
+	switch (h->mid) {
+	case SDP_MID_DATA:
+		if (!payload)
+			return false;	/* a credit update */
+		if (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags)) {
+			sdp_warn_peer(ssk, "data after DisConn; aborting\n");
+			goto abort;
+		}
+		if (sock_flag(sk, SOCK_DEAD)) {
+			/* Nobody will read it: like TCP, reset. */
+			__sdp_conn_abort(ssk, ECONNRESET, true);
+			return false;
+		}
+		b->len = payload;
+		b->off = 0;
+		list_add_tail(&b->node, &ssk->rx_queue);
+		ssk->rx_bytes += payload;
+		return true;
+	case SDP_MID_DISCONN:
+		sdp_rx_disconn(ssk);
+		return false;
+	case SDP_MID_ABORT:
+		/* As a TCP reset: EPIPE if we had seen the peer's FIN. */
+		__sdp_conn_abort(ssk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE :
+				 ECONNRESET, false);
+		return false;
+	default:
+		sdp_warn_peer(ssk, "unsupported message id %#x; aborting\n",
+			      h->mid);
+		goto abort;
+	}
+abort:
+	__sdp_conn_abort(ssk, ECONNRESET, true);
+	return false;
+}
+
+static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_sock *ssk = cq->cq_context;
+	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
+	struct sock *sk = &ssk->sk;
+	bool queued = false, data = false;
+
+	spin_lock(&ssk->lock);
+	ssk->rx_posted--;
+	if (wc->status != IB_WC_SUCCESS) {
+		/*
+		 * A flush means the QP went to the error state, which a CM
+		 * event (reject, disconnect) or our own teardown explains;
+		 * they decide what the socket sees.  Anything else is fatal.
+		 */
+		if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		    !test_bit(SDP_F_ABORT, &ssk->flags)) {
+			net_warn_ratelimited("sdp: receive completion error %s\n",
+					     ib_wc_status_msg(wc->status));
+			__sdp_conn_abort(ssk, ECONNRESET, false);
+		}
+		goto out;
+	}
+	if (test_bit(SDP_F_ABORT, &ssk->flags))
+		goto out;
+
+	ib_dma_sync_single_for_cpu(ssk->sdev->ibdev, b->dma, SDP_BUF_SIZE,
+				   DMA_FROM_DEVICE);
+	queued = sdp_rx_msg(ssk, b, wc->byte_len);
+	data = queued;
+	if (!queued && !test_bit(SDP_F_ABORT, &ssk->flags)) {
+		if (sdp_post_recv(ssk, b))
+			__sdp_conn_abort(ssk, ECONNRESET, true);
+		else
+			ssk->rx_peer_unadv++;
+	}
+	/* New credits may let queued control messages go. */
+	sdp_tx_try_control(ssk);
+out:
+	spin_unlock(&ssk->lock);
+
+	if (data)
+		sk->sk_data_ready(sk);
+	if (ssk->tx_credits >= SDP_DATA_MIN_CREDITS)
+		sk->sk_write_space(sk);
+}
+
+/*
+ * After the reader freed buffers: tell the peer about them if it may be
+ * running short or if many have piled up.  ssk->lock held.
+ */
+static void sdp_rx_maybe_update(struct sdp_sock *ssk)
+{
+	u32 peer_credits = ssk->rx_mseq_limit - ssk->rx_mseq_last;
+
+	if (!ssk->rx_peer_unadv)
+		return;
+	if (peer_credits <= SDP_DATA_MIN_CREDITS ||
+	    ssk->rx_peer_unadv >= ssk->rx_count / 2)
+		sdp_post_ctrl(ssk, SDP_MID_DATA);
+}
+
+/* Repost a fully read buffer; ssk->lock held. */
+static void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
+{
+	list_del_init(&b->node);
+	if (test_bit(SDP_F_ABORT, &ssk->flags) ||
+	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
+		return;
+	if (sdp_post_recv(ssk, b)) {
+		__sdp_conn_abort(ssk, ECONNRESET, true);
+		return;
+	}
+	ssk->rx_peer_unadv++;
+}
+
+/* Is there data beyond the first @skip unread bytes, or news? */
+static bool sdp_rx_ready(struct sock *sk, size_t skip)
+{
+	return READ_ONCE(sdp_sk(sk)->rx_bytes) > skip ||
+	       READ_ONCE(sk->sk_err) ||
+	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
+}
+
+/*
+ * Find the queued buffer holding the byte @skip bytes into the unread
+ * data, and that byte's offset in its payload.  ssk->lock held.
+ */
+static struct sdp_buf *sdp_rx_find(struct sdp_sock *ssk, size_t skip,
+				   u32 *off)
+{
+	struct sdp_buf *b;
+
+	list_for_each_entry(b, &ssk->rx_queue, node) {
+		u32 avail = b->len - b->off;
+
+		if (skip < avail) {
+			*off = b->off + skip;
+			return b;
+		}
+		skip -= avail;
+	}
+	return NULL;
+}
+
+int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
+		       int flags)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sdp_sock *ssk = sdp_sk(sk);
+	bool peek = flags & MSG_PEEK;
+	size_t copied = 0, peeked = 0;
+	int target, err = 0;
+	long timeo;
+
+	if (flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	if (sk->sk_state == TCP_LISTEN)
+		return -ENOTCONN;
+
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+
+	while (copied < len) {
+		struct sdp_buf *b;
+		size_t n;
+		u32 off;
+
+		/*
+		 * Queued buffers leave the queue only here, under lock_sock(),
+		 * so @b stays valid while we copy from it unlocked.
+		 */
+		spin_lock_bh(&ssk->lock);
+		b = sdp_rx_find(ssk, peeked, &off);
+		spin_unlock_bh(&ssk->lock);
+
+		if (b) {
+			n = min_t(size_t, b->len - off, len - copied);
+			if (copy_to_iter(b->data + sizeof(struct sdp_bsdh) + off,
+					 n, &msg->msg_iter) != n) {
+				err = -EFAULT;
+				break;
+			}
+			copied += n;
+			if (peek) {
+				peeked += n;
+			} else {
+				spin_lock_bh(&ssk->lock);
+				b->off += n;
+				ssk->rx_bytes -= n;
+				if (b->off == b->len)
+					sdp_rx_consumed(ssk, b);
+				spin_unlock_bh(&ssk->lock);
+			}
+			if (copied >= target)
+				break;
+			continue;
+		}
+
+		/* Nothing (more) queued: stop, fail or wait. */
+		if (copied >= target)
+			break;
+		if (copied && (sk->sk_err || (sk->sk_shutdown & RCV_SHUTDOWN) ||
+			       signal_pending(current)))
+			break;
+		if (sk->sk_err) {
+			err = sock_error(sk);
+			break;
+		}
+		if (sk->sk_shutdown & RCV_SHUTDOWN)
+			break;
+		if (sk->sk_state == TCP_CLOSE) {
+			err = -ENOTCONN;
+			break;
+		}
+		if (!timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(timeo);
+			break;
+		}
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, &timeo, sdp_rx_ready(sk, peeked), &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	}
+
+	if (!peek) {
+		spin_lock_bh(&ssk->lock);
+		if (test_bit(SDP_F_QP, &ssk->flags))
+			sdp_rx_maybe_update(ssk);
+		spin_unlock_bh(&ssk->lock);
+	}
+	return copied ? copied : err;
+}

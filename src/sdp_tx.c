@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- send path: the send rings, credits, and
+ * sendmsg().
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * Data goes through a ring of tx_count buffers, allocated and DMA-mapped
+ * once per connection.  Indices only grow (slot = index % tx_count):
+ *
+ *   tx_tail <= tx_post <= tx_head,  slot tx_head is being filled
+ *                                   while tx_fill > 0
+ *
+ * [tx_tail, tx_post) are posted and wait for their completion,
+ * [tx_post, tx_head) are full and wait for a credit.  sendmsg() copies
+ * user data into slot tx_head without ssk->lock (no one else touches that
+ * slot) and commits it (tx_head++) when it is full or the message ends
+ * without MSG_MORE/TCP_CORK.  Committed slots are posted, from sendmsg()
+ * or from the receive completion that brought credits, while at least
+ * SDP_DATA_MIN_CREDITS credits are left: the last credit is reserved for
+ * control messages, so that a credit update can always be sent.
+ *
+ * Control messages (credit update, DisConn, AbortConn) are a bare BSDH
+ * and use a ring of their own; they need one credit.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+
+#include "sdp.h"
+
+#define SDP_HDR	sizeof(struct sdp_bsdh)
+
+static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static int sdp_ring_map(struct ib_device *dev, struct sdp_buf *ring,
+			unsigned int n, size_t size,
+			void (*done)(struct ib_cq *, struct ib_wc *))
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct sdp_buf *b = &ring[i];
+
+		b->cqe.done = done;
+		INIT_LIST_HEAD(&b->node);
+		b->data = kzalloc(size, GFP_KERNEL);
+		if (!b->data)
+			return -ENOMEM;
+		b->dma = ib_dma_map_single(dev, b->data, size, DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(dev, b->dma)) {
+			kfree(b->data);
+			b->data = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void sdp_ring_unmap(struct ib_device *dev, struct sdp_buf *ring,
+			   unsigned int n, size_t size)
+{
+	unsigned int i;
+
+	if (!ring)
+		return;
+	for (i = 0; i < n; i++) {
+		if (!ring[i].data)
+			continue;
+		ib_dma_unmap_single(dev, ring[i].dma, size, DMA_TO_DEVICE);
+		kfree(ring[i].data);
+	}
+	kfree(ring);
+}
+
+int sdp_tx_ring_alloc(struct sdp_sock *ssk)
+{
+	struct ib_device *dev = ssk->sdev->ibdev;
+
+	ssk->tx_ring = kcalloc(ssk->tx_count, sizeof(*ssk->tx_ring),
+			       GFP_KERNEL);
+	ssk->ctrl_ring = kcalloc(SDP_CTRL_BUFS, sizeof(*ssk->ctrl_ring),
+				 GFP_KERNEL);
+	if (!ssk->tx_ring || !ssk->ctrl_ring)
+		goto err;
+	if (sdp_ring_map(dev, ssk->tx_ring, ssk->tx_count, SDP_BUF_SIZE,
+			 sdp_tx_done))
+		goto err;
+	if (sdp_ring_map(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_HDR,
+			 sdp_ctrl_done))
+		goto err;
+	return 0;
+err:
+	sdp_tx_ring_free(ssk);
+	return -ENOMEM;
+}
+
+void sdp_tx_ring_free(struct sdp_sock *ssk)
+{
+	struct ib_device *dev = ssk->sdev->ibdev;
+
+	sdp_ring_unmap(dev, ssk->tx_ring, ssk->tx_count, SDP_BUF_SIZE);
+	sdp_ring_unmap(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_HDR);
+	ssk->tx_ring = NULL;
+	ssk->ctrl_ring = NULL;
+}
+
+/*
+ * Fill in a BSDH.  With @seq the message takes the next mseq and carries
+ * our receive state (which also becomes the limit of what the peer may
+ * send); Hello and HelloAck go without (mseq 0).  ssk->lock held.
+ */
+void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
+		   bool seq)
+{
+	u32 limit = ssk->rx_mseq_last + ssk->rx_posted;
+
+	h->mid = mid;
+	h->flags = 0;
+	h->bufs = cpu_to_be16(min_t(unsigned int, ssk->rx_posted, U16_MAX));
+	h->len = cpu_to_be32(len);
+	h->mseq = cpu_to_be32(seq ? ssk->tx_mseq_next++ : 0);
+	h->mseq_ack = cpu_to_be32(seq ? ssk->rx_mseq_last : 0);
+	if ((s32)(limit - ssk->rx_mseq_limit) > 0)
+		ssk->rx_mseq_limit = limit;
+	ssk->rx_peer_unadv = 0;
+}
+
+static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = b->dma,
+		.length = len,
+		.lkey = ssk->sdev->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &b->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+
+	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, len,
+				      DMA_TO_DEVICE);
+	return ib_post_send(ssk->qp, &wr, NULL);
+}
+
+static bool sdp_tx_usable(const struct sdp_sock *ssk)
+{
+	return test_bit(SDP_F_QP, &ssk->flags) &&
+	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
+	       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+}
+
+/*
+ * Send a control message (a bare BSDH) now.  ssk->lock held.
+ * Returns -EAGAIN when there is no credit or no free control buffer.
+ */
+int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
+{
+	struct sdp_buf *b;
+	int err;
+
+	if (!sdp_tx_usable(ssk) && mid != SDP_MID_ABORT)
+		return -ENOTCONN;
+	if (ssk->tx_credits < 1 ||
+	    ssk->ctrl_head - ssk->ctrl_tail >= SDP_CTRL_BUFS)
+		return -EAGAIN;
+	b = &ssk->ctrl_ring[ssk->ctrl_head % SDP_CTRL_BUFS];
+	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR, true);
+	b->off = mid;	/* remembered for the completion */
+	err = sdp_post_send(ssk, b, SDP_HDR);
+	if (err)
+		return err;
+	ssk->ctrl_head++;
+	ssk->tx_credits--;
+	return 0;
+}
+
+/* Post committed data while credits allow.  ssk->lock held. */
+static void sdp_tx_push(struct sdp_sock *ssk)
+{
+	while (ssk->tx_post != ssk->tx_head &&
+	       ssk->tx_credits >= SDP_DATA_MIN_CREDITS && sdp_tx_usable(ssk)) {
+		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
+
+		sdp_fill_bsdh(ssk, b->data, SDP_MID_DATA, SDP_HDR + b->len,
+			      true);
+		if (sdp_post_send(ssk, b, SDP_HDR + b->len)) {
+			__sdp_conn_abort(ssk, ECONNRESET, true);
+			return;
+		}
+		ssk->tx_post++;
+		ssk->tx_credits--;
+	}
+}
+
+/*
+ * Send what can go now: committed data, then a DisConn that waits
+ * behind it.  Called when credits or buffers may have become free.
+ * ssk->lock held.
+ */
+void sdp_tx_try_control(struct sdp_sock *ssk)
+{
+	sdp_tx_push(ssk);
+	if (test_bit(SDP_F_DISCONN_WANT, &ssk->flags) &&
+	    !test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
+	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill &&
+	    !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
+		set_bit(SDP_F_DISCONN_SENT, &ssk->flags);
+}
+
+/* Commit the slot being filled, if any, and send.  ssk->lock held. */
+void sdp_tx_flush(struct sdp_sock *ssk)
+{
+	if (ssk->tx_fill) {
+		ssk->tx_ring[ssk->tx_head % ssk->tx_count].len = ssk->tx_fill;
+		ssk->tx_head++;
+		ssk->tx_fill = 0;
+	}
+	sdp_tx_try_control(ssk);
+}
+
+/* Nothing posted or waiting to be.  ssk->lock held. */
+bool sdp_tx_idle(const struct sdp_sock *ssk)
+{
+	return ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
+	       ssk->ctrl_tail == ssk->ctrl_head;
+}
+
+/* Can sendmsg() take at least one byte without waiting? */
+bool sdp_tx_writable(const struct sdp_sock *ssk)
+{
+	u32 room = ssk->tx_max - SDP_HDR;
+
+	if (ssk->tx_fill)
+		return ssk->tx_fill < room;
+	return ssk->tx_head - ssk->tx_tail < ssk->tx_count;
+}
+
+static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_sock *ssk = cq->cq_context;
+	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
+	struct sock *sk = &ssk->sk;
+
+	spin_lock(&ssk->lock);
+	ssk->tx_tail++;
+	ssk->tx_bytes -= b->len;
+	/* As on the receive side, only a non-flush error is ours to act on. */
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
+		net_warn_ratelimited("sdp: send completion error %s\n",
+				     ib_wc_status_msg(wc->status));
+		__sdp_conn_abort(ssk, ECONNRESET, false);
+	}
+	if (sdp_tx_idle(ssk))
+		sdp_check_close_done(ssk);
+	spin_unlock(&ssk->lock);
+	sk->sk_write_space(sk);
+}
+
+static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_sock *ssk = cq->cq_context;
+	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
+
+	spin_lock(&ssk->lock);
+	ssk->ctrl_tail++;
+	if (wc->status == IB_WC_SUCCESS) {
+		if (b->off == SDP_MID_DISCONN) {
+			set_bit(SDP_F_DISCONN_DONE, &ssk->flags);
+			if (ssk->sk.sk_state == TCP_FIN_WAIT1)
+				sdp_set_state(&ssk->sk, TCP_FIN_WAIT2);
+		}
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
+		net_warn_ratelimited("sdp: send completion error %s\n",
+				     ib_wc_status_msg(wc->status));
+		__sdp_conn_abort(ssk, ECONNRESET, false);
+	}
+	/* A free control buffer may let a waiting DisConn go. */
+	sdp_tx_try_control(ssk);
+	if (sdp_tx_idle(ssk))
+		sdp_check_close_done(ssk);
+	spin_unlock(&ssk->lock);
+}
+
+static bool sdp_tx_wait_cond(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	return sdp_tx_writable(ssk) || READ_ONCE(sk->sk_err) ||
+	       (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN);
+}
+
+static int sdp_tx_wait(struct sock *sk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	if (!*timeo)
+		return -EAGAIN;
+	if (signal_pending(current))
+		return sock_intr_errno(*timeo);
+	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	add_wait_queue(sk_sleep(sk), &wait);
+	sk_wait_event(sk, timeo, sdp_tx_wait_cond(sk), &wait);
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return 0;
+}
+
+/* Wait for a connection under way to be established (as TCP does). */
+static int sdp_wait_connect(struct sock *sk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	while ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
+		if (sk->sk_err)
+			return sock_error(sk);
+		if (!*timeo)
+			return -EAGAIN;
+		if (signal_pending(current))
+			return sock_intr_errno(*timeo);
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, timeo,
+			      READ_ONCE(sk->sk_err) ||
+			      !((1 << READ_ONCE(sk->sk_state)) &
+				(TCPF_SYN_SENT | TCPF_SYN_RECV)), &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	}
+	return 0;
+}
+
+int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	bool more = msg->msg_flags & MSG_MORE;
+	size_t copied = 0;
+	long timeo;
+	int err = 0;
+
+	if (msg->msg_flags & MSG_OOB)
+		return -EOPNOTSUPP;
+
+	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
+	if (!((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
+		err = sdp_wait_connect(sk, &timeo);
+		if (err)
+			goto out_err;
+		if (!((1 << sk->sk_state) & (TCPF_ESTABLISHED |
+					     TCPF_CLOSE_WAIT))) {
+			err = -EPIPE;
+			goto out_err;
+		}
+	}
+
+	while (copied < len) {
+		struct sdp_buf *b;
+		u32 off, n;
+
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN)) {
+			err = -EPIPE;
+			goto out_err;
+		}
+		spin_lock_bh(&ssk->lock);
+		if (!sdp_tx_writable(ssk)) {
+			spin_unlock_bh(&ssk->lock);
+			err = sdp_tx_wait(sk, &timeo);
+			if (err)
+				goto out_err;
+			continue;
+		}
+		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
+		off = SDP_HDR + ssk->tx_fill;
+		n = min_t(size_t, ssk->tx_max - off, len - copied);
+		spin_unlock_bh(&ssk->lock);
+
+		/* Slot tx_head is ours alone until it is committed. */
+		if (!copy_from_iter_full(b->data + off, n, &msg->msg_iter)) {
+			err = -EFAULT;
+			goto out_err;
+		}
+		copied += n;
+
+		spin_lock_bh(&ssk->lock);
+		ssk->tx_fill += n;
+		ssk->tx_bytes += n;
+		if (SDP_HDR + ssk->tx_fill == ssk->tx_max)
+			sdp_tx_flush(ssk);
+		spin_unlock_bh(&ssk->lock);
+	}
+
+out:
+	spin_lock_bh(&ssk->lock);
+	if (!more && !test_bit(SDP_F_CORK, &ssk->flags))
+		sdp_tx_flush(ssk);
+	else
+		sdp_tx_try_control(ssk);
+	spin_unlock_bh(&ssk->lock);
+	return copied;
+
+out_err:
+	if (copied)
+		goto out;
+	if (err == -EPIPE && !(msg->msg_flags & MSG_NOSIGNAL))
+		send_sig(SIGPIPE, current, 0);
+	return err;
+}

@@ -1,0 +1,2279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream semantics: to the program using it, an SDP socket must behave
+ * exactly like a TCP socket -- connection set-up, addresses, data
+ * transfer, options, readiness, teardown and signals -- with the same
+ * error codes.  Every test runs unchanged against TCP
+ * (SDP_TEST_FAMILY=tcp SDP_TEST_ADDR=127.0.0.1), its reference.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/sdp.h>
+#include <linux/sockios.h>
+
+#include "net.h"
+#include "tap.h"
+#include "util.h"
+
+/* How long something that should happen promptly may take (slow VMs). */
+#define WAIT_MS		10000
+
+static const char *errname(int err)
+{
+	return err ? strerrorname_np(err) : "0";
+}
+
+static const char *addr_str(const struct sockaddr_storage *ss)
+{
+	static char buf[4][80];
+	static int i;
+
+	i = (i + 1) % 4;
+	return sockaddr_str(ss, buf[i], sizeof(buf[i]));
+}
+
+static socklen_t ss_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					   sizeof(struct sockaddr_in);
+}
+
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size);
+
+	CHECK(p, "malloc(%zu)", size);
+	return p;
+}
+
+/* Send @len pattern bytes of stream @seed from offset @off; all or fail. */
+static void send_pattern(int fd, size_t len, uint64_t seed, uint64_t off)
+{
+	char *buf = xmalloc(len);
+	ssize_t n;
+
+	pattern_fill(buf, len, seed, off);
+	n = write_all(fd, buf, len);
+	CHECK(n == (ssize_t)len, "write_all %zu: %zd (%s)", len, n,
+	      strerror(errno));
+	free(buf);
+}
+
+/* Receive exactly @len bytes and check them against stream @seed. */
+static void recv_pattern(int fd, size_t len, uint64_t seed, uint64_t off)
+{
+	char *buf = xmalloc(len);
+	ssize_t n, bad;
+
+	n = read_all(fd, buf, len);
+	CHECK(n == (ssize_t)len, "read_all %zu: %zd (%s)", len, n,
+	      n < 0 ? strerror(errno) : "early EOF");
+	bad = pattern_check(buf, len, seed, off);
+	CHECK(bad < 0, "wrong byte at stream offset %llu",
+	      (unsigned long long)(off + bad));
+	free(buf);
+}
+
+/* Wait for POLLIN, then recv(); returns what recv() returned. */
+static ssize_t wait_and_recv(int fd, void *buf, size_t len, int flags)
+{
+	int ev = wait_fd(fd, POLLIN, WAIT_MS);
+
+	CHECK(ev > 0, "nothing to read after %d ms", WAIT_MS);
+	return recv(fd, buf, len, flags);
+}
+
+/* A bound socket that does not listen: connecting to it is refused. */
+static int reserve_port(struct sockaddr_storage *addr)
+{
+	socklen_t len = test_sockaddr(addr, 0);
+	int fd = CHECK_OK(test_socket(0));
+
+	CHECK_OK(bind(fd, (struct sockaddr *)addr, len));
+	local_addr(fd, addr);
+	CHECK(sockaddr_port(addr), "port 0 after bind");
+	return fd;
+}
+
+static int inq(int fd)
+{
+	int v = -1;
+
+	CHECK_OK(ioctl(fd, SIOCINQ, &v));
+	return v;
+}
+
+static int outq(int fd)
+{
+	int v = -1;
+
+	CHECK_OK(ioctl(fd, SIOCOUTQ, &v));
+	return v;
+}
+
+/* Write stream @seed nonblocking until EAGAIN; returns the bytes written. */
+static size_t fill_until_eagain(int fd, uint64_t seed)
+{
+	const size_t chunk = 65536, limit = 64 << 20;
+	char *buf = xmalloc(chunk);
+	size_t total = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		pattern_fill(buf, chunk, seed, total);
+		n = send(fd, buf, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			CHECK(errno == EAGAIN, "send: %s", strerror(errno));
+			break;
+		}
+		total += n;
+		CHECK(total < limit, "no EAGAIN after %zu bytes", total);
+	}
+	free(buf);
+	return total;
+}
+
+static void install_handler(int sig, void (*fn)(int), int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	CHECK_OK(sigaction(sig, &sa, NULL));
+}
+
+/*
+ * Wait until a peer's reset or close shows (POLLERR, POLLHUP or POLLIN)
+ * and return the errno of recv(), or 0 if it returned data or EOF.
+ */
+static int recv_error_after_reset(int fd, ssize_t *ret)
+{
+	char buf[64];
+	int ev;
+
+	ev = wait_fd(fd, POLLIN | POLLRDHUP, WAIT_MS);
+	CHECK(ev > 0, "no event on the peer after %d ms", WAIT_MS);
+	errno = 0;
+	*ret = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	return *ret < 0 ? errno : 0;
+}
+
+/* ---- Connections ---- */
+
+/*
+ * bind() to port 0 picks a port; getsockname() reports AF_INET (not the
+ * socket's family), the bound address and that real port.  Binding the
+ * port explicitly gives the same answer.
+ */
+static void test_bind_getsockname(void)
+{
+	struct sockaddr_storage want, got;
+	socklen_t len = test_sockaddr(&want, 0), glen;
+	int fd = CHECK_OK(test_socket(0));
+
+	CHECK_OK(bind(fd, (struct sockaddr *)&want, len));
+	glen = local_addr(fd, &got);
+	CHECK(got.ss_family == want.ss_family, "family %u, want %u",
+	      got.ss_family, want.ss_family);
+	CHECK(glen == len, "addrlen %u, want %u", glen, len);
+	CHECK(sockaddr_port(&got) != 0, "port 0 after binding port 0");
+	sockaddr_set_port(&want, sockaddr_port(&got));
+	CHECK(sockaddr_equal(&got, &want), "got %s, want %s", addr_str(&got),
+	      addr_str(&want));
+	close(fd);
+
+	fd = CHECK_OK(test_socket(0));
+	CHECK_OK(bind(fd, (struct sockaddr *)&want, len));
+	local_addr(fd, &got);
+	CHECK(sockaddr_equal(&got, &want), "got %s, want %s", addr_str(&got),
+	      addr_str(&want));
+	/* A bound socket cannot be bound again. */
+	CHECK_ERRNO(bind(fd, (struct sockaddr *)&want, len), EINVAL);
+	close(fd);
+}
+
+/*
+ * connect() on an unbound socket binds it to an ephemeral port on the
+ * address that reaches the peer; the peer sees that same address.
+ */
+static void test_connect_ephemeral_port(void)
+{
+	struct sockaddr_storage laddr, caddr, want, seen;
+	int l = net_listener(&laddr, 1, 0);
+	int c = CHECK_OK(test_socket(0)), s;
+
+	CHECK_OK(connect(c, (struct sockaddr *)&laddr, ss_len(&laddr)));
+	local_addr(c, &caddr);
+	CHECK(caddr.ss_family == laddr.ss_family, "family %u", caddr.ss_family);
+	CHECK(sockaddr_port(&caddr) != 0, "local port 0 after connect");
+	CHECK(sockaddr_port(&caddr) != sockaddr_port(&laddr),
+	      "client got the listener's port %u", sockaddr_port(&caddr));
+	test_sockaddr(&want, sockaddr_port(&caddr));
+	CHECK(sockaddr_equal(&caddr, &want), "local %s, want %s",
+	      addr_str(&caddr), addr_str(&want));
+	s = net_accept(l, WAIT_MS);
+	peer_addr(s, &seen);
+	CHECK(sockaddr_equal(&seen, &caddr), "server sees %s, client is %s",
+	      addr_str(&seen), addr_str(&caddr));
+	close(s);
+	close(c);
+	close(l);
+}
+
+/*
+ * Both ends agree: the client's peer is the listener's address, the
+ * server's peer is the client's local address (as accept() reported it),
+ * and the accepted socket's local address is the listener's.  A socket
+ * without a peer gets ENOTCONN.
+ */
+static void test_getpeername_both_ends(void)
+{
+	struct sockaddr_storage laddr, acc, cl, cp, sl, sp, tmp;
+	socklen_t alen = sizeof(acc), len;
+	int l = net_listener(&laddr, 1, 0);
+	int c = net_connect(&laddr, 0), s, u;
+
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) > 0, "no connection to accept");
+	memset(&acc, 0, sizeof(acc));
+	s = CHECK_OK(accept(l, (struct sockaddr *)&acc, &alen));
+	local_addr(c, &cl);
+	peer_addr(c, &cp);
+	local_addr(s, &sl);
+	len = peer_addr(s, &sp);
+	CHECK(sockaddr_equal(&cp, &laddr), "client's peer %s, listener %s",
+	      addr_str(&cp), addr_str(&laddr));
+	CHECK(sockaddr_equal(&sl, &laddr), "server's local %s, listener %s",
+	      addr_str(&sl), addr_str(&laddr));
+	CHECK(sockaddr_equal(&sp, &cl), "server's peer %s, client %s",
+	      addr_str(&sp), addr_str(&cl));
+	CHECK(sockaddr_equal(&acc, &cl), "accept() gave %s, client %s",
+	      addr_str(&acc), addr_str(&cl));
+	CHECK(alen == len && len == ss_len(&cl), "addrlen accept %u peer %u",
+	      alen, len);
+
+	len = sizeof(tmp);
+	CHECK_ERRNO(getpeername(l, (struct sockaddr *)&tmp, &len), ENOTCONN);
+	u = CHECK_OK(test_socket(0));
+	len = sizeof(tmp);
+	CHECK_ERRNO(getpeername(u, (struct sockaddr *)&tmp, &len), ENOTCONN);
+	close(u);
+	close(s);
+	close(c);
+	close(l);
+}
+
+/*
+ * Two sockets cannot bind the same address and port without
+ * SO_REUSEADDR (EADDRINUSE), whether or not the first listens; and
+ * SO_REUSEADDR does not allow binding over an active listener.
+ */
+static void test_bind_eaddrinuse(void)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = test_sockaddr(&addr, 0);
+	int a = CHECK_OK(test_socket(0)), b = CHECK_OK(test_socket(0));
+	int ra, rb;
+
+	CHECK_OK(bind(a, (struct sockaddr *)&addr, len));
+	local_addr(a, &addr);
+	CHECK_ERRNO(bind(b, (struct sockaddr *)&addr, len), EADDRINUSE);
+	CHECK_OK(listen(a, 1));
+	CHECK_ERRNO(bind(b, (struct sockaddr *)&addr, len), EADDRINUSE);
+	close(a);
+	close(b);
+
+	ra = CHECK_OK(test_socket(0));
+	rb = CHECK_OK(test_socket(0));
+	sockopt_set(ra, SOL_SOCKET, SO_REUSEADDR, 1);
+	sockopt_set(rb, SOL_SOCKET, SO_REUSEADDR, 1);
+	test_sockaddr(&addr, 0);
+	CHECK_OK(bind(ra, (struct sockaddr *)&addr, len));
+	CHECK_OK(listen(ra, 1));
+	local_addr(ra, &addr);
+	CHECK_ERRNO(bind(rb, (struct sockaddr *)&addr, len), EADDRINUSE);
+	close(ra);
+	close(rb);
+}
+
+/*
+ * SO_REUSEADDR lets a new listener bind the port of one that closed
+ * while a connection it accepted is still closing (TCP: TIME_WAIT after
+ * the server closed first), and the new listener works.
+ */
+static void test_reuseaddr_rebind(void)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = test_sockaddr(&addr, 0);
+	int l = CHECK_OK(test_socket(0)), c, s, x;
+	char ch;
+
+	sockopt_set(l, SOL_SOCKET, SO_REUSEADDR, 1);
+	CHECK(sockopt_get(l, SOL_SOCKET, SO_REUSEADDR) == 1, "SO_REUSEADDR");
+	CHECK_OK(bind(l, (struct sockaddr *)&addr, len));
+	CHECK_OK(listen(l, 1));
+	local_addr(l, &addr);
+	c = net_connect(&addr, 0);
+	s = net_accept(l, WAIT_MS);
+	/* The server closes first, the client sees EOF and closes. */
+	close(s);
+	CHECK(wait_and_recv(c, &ch, 1, 0) == 0, "client did not get EOF");
+	close(c);
+	close(l);
+
+	/* Without SO_REUSEADDR the closing connection may hold the port. */
+	x = CHECK_OK(test_socket(0));
+	errno = 0;
+	if (bind(x, (struct sockaddr *)&addr, len) == 0)
+		tap_diag("rebinding without SO_REUSEADDR worked too");
+	else if (test_is_sdp())
+		tap_diag("rebinding without SO_REUSEADDR: %s", errname(errno));
+	else
+		/* TCP: the server's TIME_WAIT holds the port. */
+		CHECK(errno == EADDRINUSE, "rebinding without SO_REUSEADDR: %s",
+		      errname(errno));
+	close(x);
+
+	l = CHECK_OK(test_socket(0));
+	sockopt_set(l, SOL_SOCKET, SO_REUSEADDR, 1);
+	CHECK_OK(bind(l, (struct sockaddr *)&addr, len));
+	CHECK_OK(listen(l, 1));
+	c = net_connect(&addr, 0);
+	s = net_accept(l, WAIT_MS);
+	CHECK(write_all(c, "r", 1) == 1, "write: %s", strerror(errno));
+	CHECK(read_all(s, &ch, 1) == 1 && ch == 'r', "no data");
+	close(s);
+	close(c);
+	close(l);
+}
+
+/*
+ * listen() on an unbound socket binds it to the wildcard address and an
+ * ephemeral port, which clients can connect to.
+ */
+static void test_listen_unbound(void)
+{
+	struct sockaddr_storage la, ta;
+	int l = CHECK_OK(test_socket(0)), c, s;
+	char ch;
+
+	CHECK_OK(listen(l, 4));
+	local_addr(l, &la);
+	CHECK(sockaddr_port(&la) != 0, "port 0 after listen");
+	if (la.ss_family == AF_INET)
+		CHECK(((struct sockaddr_in *)&la)->sin_addr.s_addr ==
+		      htonl(INADDR_ANY), "bound to %s", addr_str(&la));
+	else
+		CHECK(la.ss_family == AF_INET6 &&
+		      IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&la)->sin6_addr),
+		      "bound to %s", addr_str(&la));
+	test_sockaddr(&ta, sockaddr_port(&la));
+	c = net_connect(&ta, 0);
+	s = net_accept(l, WAIT_MS);
+	CHECK(write_all(s, "u", 1) == 1, "write: %s", strerror(errno));
+	CHECK(read_all(c, &ch, 1) == 1 && ch == 'u', "no data");
+	close(s);
+	close(c);
+	close(l);
+}
+
+/* A blocking connect() to a port nobody listens on: ECONNREFUSED. */
+static void test_connect_refused(void)
+{
+	struct sockaddr_storage addr;
+	int r = reserve_port(&addr);
+	int c = CHECK_OK(test_socket(0));
+
+	CHECK_ERRNO(connect(c, (struct sockaddr *)&addr, ss_len(&addr)),
+		    ECONNREFUSED);
+	/* connect() reported the error: it is not pending any more. */
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR left set");
+	close(c);
+	close(r);
+}
+
+/*
+ * A nonblocking connect() returns EINPROGRESS (or succeeds at once); the
+ * socket then polls writable with SO_ERROR 0 and is connected.  Once
+ * connected, connect() gives EISCONN.
+ */
+static void test_nonblocking_connect(void)
+{
+	struct sockaddr_storage addr, peer;
+	int l = net_listener(&addr, 1, 0);
+	int c = CHECK_OK(test_socket(SOCK_NONBLOCK)), s, r, ev;
+	char ch;
+
+	errno = 0;
+	r = connect(c, (struct sockaddr *)&addr, ss_len(&addr));
+	CHECK(r == 0 || errno == EINPROGRESS, "connect: %d %s", r,
+	      errname(errno));
+	ev = wait_fd(c, POLLOUT, WAIT_MS);
+	CHECK(ev > 0 && (ev & POLLOUT), "not writable: revents %#x", ev);
+	CHECK(!(ev & (POLLERR | POLLHUP)), "revents %#x", ev);
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR set");
+	peer_addr(c, &peer);
+	CHECK(sockaddr_equal(&peer, &addr), "peer %s", addr_str(&peer));
+	if (r == -1) {
+		/*
+		 * Linux answers the first connect() after an EINPROGRESS one
+		 * completed with 0 (POSIX allows EISCONN), later ones with
+		 * EISCONN.
+		 */
+		errno = 0;
+		r = connect(c, (struct sockaddr *)&addr, ss_len(&addr));
+		CHECK(r == 0 || errno == EISCONN, "connect again: %s",
+		      errname(errno));
+	}
+	CHECK_ERRNO(connect(c, (struct sockaddr *)&addr, ss_len(&addr)),
+		    EISCONN);
+	s = net_accept(l, WAIT_MS);
+	CHECK(write_all(c, "n", 1) == 1, "write: %s", strerror(errno));
+	CHECK(read_all(s, &ch, 1) == 1 && ch == 'n', "no data");
+	close(s);
+	close(c);
+	close(l);
+}
+
+/*
+ * A refused nonblocking connect() shows as POLLERR with SO_ERROR
+ * ECONNREFUSED, which reading SO_ERROR clears.
+ */
+static void test_nonblocking_connect_refused(void)
+{
+	struct sockaddr_storage addr;
+	int r = reserve_port(&addr);
+	int c = CHECK_OK(test_socket(SOCK_NONBLOCK)), ret, ev;
+
+	errno = 0;
+	ret = connect(c, (struct sockaddr *)&addr, ss_len(&addr));
+	CHECK(ret == -1, "connect to a closed port succeeded");
+	if (errno != ECONNREFUSED) {
+		CHECK(errno == EINPROGRESS, "connect: %s", errname(errno));
+		ev = wait_fd(c, POLLOUT, WAIT_MS);
+		CHECK(ev > 0, "no event after %d ms", WAIT_MS);
+		CHECK(ev & POLLERR, "revents %#x without POLLERR", ev);
+		CHECK(sockopt_get(c, SOL_SOCKET, SO_ERROR) == ECONNREFUSED,
+		      "SO_ERROR is not ECONNREFUSED");
+		CHECK(sockopt_get(c, SOL_SOCKET, SO_ERROR) == 0,
+		      "SO_ERROR not cleared by reading it");
+	}
+	close(c);
+	close(r);
+}
+
+/*
+ * connect() to an address without a route fails: ENETUNREACH,
+ * EHOSTUNREACH, or (after retries) ETIMEDOUT.  The wait is bounded; an
+ * attempt still in progress then is what TCP shows while it retries.
+ */
+static void test_connect_no_route(void)
+{
+	const char *dst = env_or("SDP_TEST_NOROUTE_ADDR", "192.0.2.1");
+	const int bound_ms = 20000;
+	struct sockaddr_storage addr;
+	socklen_t len = make_sockaddr(&addr, dst, 9);
+	int c, r, err, ev;
+
+	CHECK(len, "SDP_TEST_NOROUTE_ADDR=%s is not an address", dst);
+	c = CHECK_OK(test_socket_af(addr.ss_family, SOCK_NONBLOCK));
+	errno = 0;
+	r = connect(c, (struct sockaddr *)&addr, len);
+	CHECK(r == -1, "connect to %s succeeded", dst);
+	err = errno;
+	if (err == EINPROGRESS) {
+		ev = wait_fd(c, POLLOUT, bound_ms);
+		CHECK(ev >= 0, "poll: %s", strerror(errno));
+		if (ev == 0) {
+			tap_diag("connect to %s still in progress after %d ms",
+				 dst, bound_ms);
+			close(c);
+			return;
+		}
+		err = sockopt_get(c, SOL_SOCKET, SO_ERROR);
+		CHECK(err, "connected to %s (revents %#x)", dst, ev);
+	}
+	if (err != ENETUNREACH && err != EHOSTUNREACH && err != ETIMEDOUT) {
+		if (!test_is_sdp())
+			tap_skip("%s answers with %s here; set SDP_TEST_NOROUTE_ADDR",
+				 dst, errname(err));
+		CHECK(0, "connect to %s: %s, want ENETUNREACH, EHOSTUNREACH or ETIMEDOUT",
+		      dst, errname(err));
+	}
+	close(c);
+}
+
+/*
+ * accept4(SOCK_NONBLOCK | SOCK_CLOEXEC) sets both flags on the new
+ * socket; plain accept() sets neither, even from a nonblocking listener.
+ */
+static void test_accept4_flags(void)
+{
+	struct sockaddr_storage addr;
+	int l = net_listener(&addr, 4, 0);
+	int c1 = net_connect(&addr, 0), c2 = net_connect(&addr, 0), s1, s2;
+
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) > 0, "no connection");
+	s1 = CHECK_OK(accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC));
+	CHECK(fcntl(s1, F_GETFL) & O_NONBLOCK, "O_NONBLOCK not set");
+	CHECK(fcntl(s1, F_GETFD) & FD_CLOEXEC, "FD_CLOEXEC not set");
+	set_nonblock(l, true);
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) > 0, "no second connection");
+	s2 = CHECK_OK(accept(l, NULL, NULL));
+	CHECK(!(fcntl(s2, F_GETFL) & O_NONBLOCK), "O_NONBLOCK inherited");
+	CHECK(!(fcntl(s2, F_GETFD) & FD_CLOEXEC), "FD_CLOEXEC set");
+	/* The nonblocking accepted socket really does not block. */
+	CHECK_ERRNO(read(s1, &addr, 1), EAGAIN);
+	close(s1);
+	close(s2);
+	close(c1);
+	close(c2);
+	close(l);
+}
+
+/*
+ * accept() on a nonblocking listener with nothing pending: EAGAIN, and
+ * the listener does not poll readable until a connection is pending.
+ * accept() on a socket that does not listen: EINVAL.
+ */
+static void test_accept_nonblocking_eagain(void)
+{
+	struct sockaddr_storage addr;
+	int l = net_listener(&addr, 4, 0), c, s, u;
+
+	set_nonblock(l, true);
+	CHECK_ERRNO(accept(l, NULL, NULL), EAGAIN);
+	CHECK(wait_fd(l, POLLIN, 0) == 0, "listener readable with no client");
+	c = net_connect(&addr, 0);
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) & POLLIN, "no POLLIN on listener");
+	s = CHECK_OK(accept(l, NULL, NULL));
+	CHECK_ERRNO(accept(l, NULL, NULL), EAGAIN);
+	CHECK_ERRNO(accept(c, NULL, NULL), EINVAL);
+	u = CHECK_OK(test_socket(0));
+	CHECK_ERRNO(accept(u, NULL, NULL), EINVAL);
+	close(u);
+	close(s);
+	close(c);
+	close(l);
+}
+
+#define BL_CLIENTS	4
+#define BL_MSG		1024
+
+struct bl_client {
+	int fd;
+	int state;		/* 0 connecting, 1 connected and sent, -1 failed */
+	int err;
+	bool accepted;
+};
+
+/*
+ * Backlog 1, several clients connect before anything is accepted.  The
+ * listener may hold some back, but the first is accepted later, every
+ * connection a client saw established is returned by accept(), and each
+ * carries its client's data.
+ */
+static void test_listen_backlog(void)
+{
+	struct bl_client cl[BL_CLIENTS];
+	int srv[BL_CLIENTS * 2], nsrv = 0, nread = 0, i, j;
+	struct sockaddr_storage addr;
+	int l = net_listener(&addr, 1, 0);
+	long long deadline;
+	char msg[BL_MSG];
+
+	for (i = 0; i < BL_CLIENTS; i++) {
+		int r;
+
+		cl[i] = (struct bl_client){ .fd = -1 };
+		cl[i].fd = CHECK_OK(test_socket(SOCK_NONBLOCK));
+		errno = 0;
+		r = connect(cl[i].fd, (struct sockaddr *)&addr, ss_len(&addr));
+		CHECK(r == 0 || errno == EINPROGRESS, "connect %d: %s", i,
+		      errname(errno));
+	}
+	/* Nothing accepted yet; the first client gets through. */
+	CHECK(wait_fd(cl[0].fd, POLLOUT, WAIT_MS) & POLLOUT,
+	      "first client not connected");
+	set_nonblock(l, true);
+
+	deadline = now_ms() + 2 * WAIT_MS;
+	for (;;) {
+		struct pollfd p[1 + BL_CLIENTS + BL_CLIENTS * 2];
+		int who[1 + BL_CLIENTS + BL_CLIENTS * 2];
+		int n = 0, pending = 0, connected = 0, r;
+
+		for (i = 0; i < BL_CLIENTS; i++) {
+			pending += cl[i].state == 0;
+			connected += cl[i].state == 1;
+		}
+		if (!pending && nread == connected)
+			break;
+		if (now_ms() >= deadline)
+			break;
+		p[n] = (struct pollfd){ .fd = l, .events = POLLIN };
+		who[n++] = -1;
+		for (i = 0; i < BL_CLIENTS; i++) {
+			if (cl[i].state)
+				continue;
+			p[n] = (struct pollfd){ .fd = cl[i].fd, .events = POLLOUT };
+			who[n++] = i;
+		}
+		for (j = 0; j < nsrv; j++) {
+			if (srv[j] < 0)
+				continue;
+			p[n] = (struct pollfd){ .fd = srv[j], .events = POLLIN };
+			who[n++] = BL_CLIENTS + j;
+		}
+		r = poll(p, n, 200);
+		CHECK(r >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+		for (i = 0; r > 0 && i < n; i++) {
+			if (!p[i].revents)
+				continue;
+			if (who[i] < 0) {
+				int s = accept(l, NULL, NULL);
+
+				if (s < 0) {
+					CHECK(errno == EAGAIN, "accept: %s",
+					      strerror(errno));
+					continue;
+				}
+				CHECK(nsrv < BL_CLIENTS * 2, "too many accepts");
+				srv[nsrv++] = s;
+			} else if (who[i] < BL_CLIENTS) {
+				struct bl_client *b = &cl[who[i]];
+				uint32_t id = who[i];
+
+				b->err = sockopt_get(b->fd, SOL_SOCKET, SO_ERROR);
+				if (b->err) {
+					b->state = -1;
+					CHECK(b->err == ECONNREFUSED ||
+					      b->err == ECONNRESET ||
+					      b->err == ETIMEDOUT,
+					      "client %u: %s", id,
+					      errname(b->err));
+					continue;
+				}
+				if (!(p[i].revents & POLLOUT))
+					continue;
+				memcpy(msg, &id, sizeof(id));
+				pattern_fill(msg + 4, BL_MSG - 4, 100 + id, 0);
+				CHECK(write_all(b->fd, msg, BL_MSG) == BL_MSG,
+				      "client %u write: %s", id, strerror(errno));
+				b->state = 1;
+			} else {
+				int k = who[i] - BL_CLIENTS;
+				uint32_t id;
+				ssize_t got = read_all(srv[k], msg, BL_MSG);
+
+				CHECK(got == BL_MSG, "accepted socket %d: %zd (%s)",
+				      k, got, strerror(errno));
+				memcpy(&id, msg, sizeof(id));
+				CHECK(id < BL_CLIENTS, "bad client id %u", id);
+				CHECK(cl[id].state == 1 && !cl[id].accepted,
+				      "client %u accepted twice or unsent", id);
+				CHECK(pattern_check(msg + 4, BL_MSG - 4,
+						    100 + id, 0) < 0,
+				      "client %u: wrong data", id);
+				cl[id].accepted = true;
+				close(srv[k]);
+				srv[k] = -1;
+				nread++;
+			}
+		}
+	}
+
+	CHECK(cl[0].accepted, "the first connection was never accepted");
+	j = 0;
+	for (i = 0; i < BL_CLIENTS; i++) {
+		CHECK(cl[i].state != 1 || cl[i].accepted,
+		      "client %d connected but was not accepted", i);
+		j += cl[i].accepted;
+		close(cl[i].fd);
+	}
+	for (i = 0; i < nsrv; i++)
+		CHECK(srv[i] < 0, "accepted socket %d carried no data", i);
+	tap_diag("%d of %d clients connected and were accepted", j, BL_CLIENTS);
+	close(l);
+}
+
+/*
+ * A listener on in6addr_any (dual-stack) accepts an IPv4 client; the
+ * accepted socket's peer is the client as a v4-mapped IPv6 address.
+ */
+static void test_ipv6_dual_stack(void)
+{
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6,
+				    .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_storage la, ta, ca, acc, pa, sl;
+	struct sockaddr_in6 *p6 = (struct sockaddr_in6 *)&pa;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&sl;
+	struct sockaddr_in *c4 = (struct sockaddr_in *)&ca;
+	struct sockaddr_in *t4 = (struct sockaddr_in *)&ta;
+	socklen_t alen = sizeof(acc);
+	int l, c, s;
+	char ch;
+
+	if (access("/proc/sys/net/ipv6", F_OK))
+		tap_skip("no IPv6 in this kernel");
+	if (read_ull("/proc/sys/net/ipv6/bindv6only") == 1)
+		tap_skip("net.ipv6.bindv6only=1: sockets are IPv6-only");
+	test_sockaddr(&ta, 0);
+	if (ta.ss_family != AF_INET)
+		tap_skip("SDP_TEST_ADDR is not an IPv4 address");
+
+	l = CHECK_OK(test_socket_af(AF_INET6, 0));
+	CHECK_OK(bind(l, (struct sockaddr *)&any, sizeof(any)));
+	CHECK_OK(listen(l, 4));
+	local_addr(l, &la);
+	CHECK(la.ss_family == AF_INET6, "listener family %u", la.ss_family);
+	CHECK(sockaddr_port(&la) != 0, "port 0");
+	sockaddr_set_port(&ta, sockaddr_port(&la));
+	c = net_connect(&ta, 0);
+	local_addr(c, &ca);
+	CHECK(ca.ss_family == AF_INET, "client family %u", ca.ss_family);
+
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) > 0, "no connection");
+	s = CHECK_OK(accept(l, (struct sockaddr *)&acc, &alen));
+	CHECK(alen == sizeof(struct sockaddr_in6), "accept addrlen %u", alen);
+	peer_addr(s, &pa);
+	CHECK(sockaddr_equal(&acc, &pa), "accept %s, getpeername %s",
+	      addr_str(&acc), addr_str(&pa));
+	CHECK(pa.ss_family == AF_INET6, "peer family %u", pa.ss_family);
+	CHECK(IN6_IS_ADDR_V4MAPPED(&p6->sin6_addr), "peer %s not v4-mapped",
+	      addr_str(&pa));
+	CHECK(!memcmp(&p6->sin6_addr.s6_addr[12], &c4->sin_addr, 4) &&
+	      p6->sin6_port == c4->sin_port, "peer %s, client %s",
+	      addr_str(&pa), addr_str(&ca));
+	local_addr(s, &sl);
+	CHECK(sl.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) &&
+	      !memcmp(&s6->sin6_addr.s6_addr[12], &t4->sin_addr, 4) &&
+	      s6->sin6_port == t4->sin_port, "server local %s",
+	      addr_str(&sl));
+	CHECK(write_all(c, "6", 1) == 1, "write: %s", strerror(errno));
+	CHECK(read_all(s, &ch, 1) == 1 && ch == '6', "no data");
+	close(s);
+	close(c);
+	close(l);
+}
+
+/*
+ * OFED compatibility: a sockaddr_in whose sin_family is AF_INET_SDP is
+ * taken as AF_INET by bind() and connect(), and reported as AF_INET.
+ */
+static void test_sdp_family_in_sockaddr(void)
+{
+	struct sockaddr_storage ss, la, pa;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	int l, c, s;
+	char ch;
+
+	if (!test_is_sdp())
+		tap_skip("AF_INET_SDP in a sockaddr is an SDP extension");
+	test_sockaddr(&ss, 0);
+	if (ss.ss_family != AF_INET)
+		tap_skip("SDP_TEST_ADDR is not an IPv4 address");
+	sin->sin_family = AF_INET_SDP;
+	l = CHECK_OK(test_socket(0));
+	CHECK_OK(bind(l, (struct sockaddr *)sin, sizeof(*sin)));
+	CHECK_OK(listen(l, 1));
+	local_addr(l, &la);
+	CHECK(la.ss_family == AF_INET, "reported family %u", la.ss_family);
+	CHECK(sockaddr_port(&la) != 0, "port 0");
+	sin->sin_port = htons(sockaddr_port(&la));
+	c = CHECK_OK(test_socket(0));
+	CHECK_OK(connect(c, (struct sockaddr *)sin, sizeof(*sin)));
+	peer_addr(c, &pa);
+	CHECK(sockaddr_equal(&pa, &la), "peer %s, listener %s", addr_str(&pa),
+	      addr_str(&la));
+	s = net_accept(l, WAIT_MS);
+	CHECK(write_all(c, "s", 1) == 1, "write: %s", strerror(errno));
+	CHECK(read_all(s, &ch, 1) == 1 && ch == 's', "no data");
+	close(s);
+	close(c);
+	close(l);
+}
+
+static bool has_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	CHECK_OK(syscall(SYS_capget, &hdr, data));
+	return data[cap / 32].effective & (1U << (cap % 32));
+}
+
+static void drop_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	CHECK_OK(syscall(SYS_capget, &hdr, data));
+	data[cap / 32].effective &= ~(1U << (cap % 32));
+	CHECK_OK(syscall(SYS_capset, &hdr, data));
+}
+
+/*
+ * In a child that dropped CAP_NET_BIND_SERVICE (root becomes nobody):
+ * binding @port gives EACCES.
+ */
+static void bind_low_port_unprivileged(uint16_t port)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = test_sockaddr(&addr, port);
+	int status, fd;
+	pid_t pid;
+
+	pid = CHECK_OK(fork());
+	if (pid == 0) {
+		if (getuid() == 0) {
+			CHECK_OK(setgroups(0, NULL));
+			CHECK_OK(setgid(65534));
+			CHECK_OK(setuid(65534));
+		}
+		if (has_cap(CAP_NET_BIND_SERVICE))
+			drop_cap(CAP_NET_BIND_SERVICE);
+		CHECK(!has_cap(CAP_NET_BIND_SERVICE), "capability kept");
+		fd = CHECK_OK(test_socket(0));
+		CHECK_ERRNO(bind(fd, (struct sockaddr *)&addr, len), EACCES);
+		close(fd);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "unprivileged child failed (status %#x)", status);
+}
+
+/*
+ * Ports below net.ipv4.ip_unprivileged_port_start need
+ * CAP_NET_BIND_SERVICE: without it bind() fails with EACCES, with it
+ * the bind works.
+ */
+static void test_privileged_port(void)
+{
+	long long start = read_ull("/proc/sys/net/ipv4/ip_unprivileged_port_start");
+	struct sockaddr_storage addr;
+	socklen_t len = test_sockaddr(&addr, 0);
+	int port, fd = -1;
+
+	if (start < 0)
+		start = 1024;
+	if (start <= 1)
+		tap_skip("ip_unprivileged_port_start=%lld: no privileged ports",
+			 start);
+	if (!has_cap(CAP_NET_BIND_SERVICE)) {
+		tap_diag("no CAP_NET_BIND_SERVICE here: unprivileged case only");
+		bind_low_port_unprivileged(start - 1);
+		return;
+	}
+	/* A free privileged port, which we can bind. */
+	for (port = start - 1; port > 0 && port >= start - 200; port--) {
+		fd = CHECK_OK(test_socket(0));
+		sockaddr_set_port(&addr, port);
+		if (bind(fd, (struct sockaddr *)&addr, len) == 0)
+			break;
+		CHECK(errno == EADDRINUSE, "privileged bind to %d: %s", port,
+		      strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	CHECK(fd >= 0, "no free port below %lld", start);
+	close(fd);
+	bind_low_port_unprivileged(port);
+}
+
+/* ---- Data ---- */
+
+/* A few bytes each way arrive intact. */
+static void test_small_roundtrip(void)
+{
+	char buf[16];
+	int c, s;
+
+	net_pair(&c, &s);
+	CHECK(write_all(c, "ping", 4) == 4, "write: %s", strerror(errno));
+	CHECK(read_all(s, buf, 4) == 4 && !memcmp(buf, "ping", 4), "ping");
+	CHECK(write_all(s, "pong!", 5) == 5, "write: %s", strerror(errno));
+	CHECK(read_all(c, buf, 5) == 5 && !memcmp(buf, "pong!", 5), "pong");
+	CHECK_ERRNO(recv(c, buf, sizeof(buf), MSG_DONTWAIT), EAGAIN);
+	close(s);
+	close(c);
+}
+
+struct big_write {
+	int fd;
+	const char *buf;
+	size_t len;
+	ssize_t ret;
+	int err;
+};
+
+static void *big_write_fn(void *arg)
+{
+	struct big_write *w = arg;
+
+	w->ret = write(w->fd, w->buf, w->len);
+	w->err = errno;
+	return NULL;
+}
+
+/*
+ * One blocking 1 MiB write() writes it all; the reader takes it in
+ * smaller reads of random sizes, each no more than asked for, and gets
+ * every byte in order.
+ */
+static void test_large_write_partial_reads(void)
+{
+	const size_t total = 1 << 20;
+	struct big_write w = { .len = total };
+	size_t got = 0, reads = 0;
+	char *buf = xmalloc(total), *rbuf = xmalloc(65536);
+	struct rng rng;
+	pthread_t t;
+	int c, s;
+
+	net_pair(&c, &s);
+	pattern_fill(buf, total, 7, 0);
+	w.fd = c;
+	w.buf = buf;
+	CHECK(!pthread_create(&t, NULL, big_write_fn, &w), "pthread_create");
+	rng_seed(&rng, 7);
+	while (got < total) {
+		size_t want = rng_size(&rng, 65536);
+		ssize_t n = read(s, rbuf, want);
+
+		CHECK(n > 0, "read at %zu: %zd (%s)", got, n,
+		      n ? strerror(errno) : "EOF");
+		CHECK((size_t)n <= want, "read %zd > %zu", n, want);
+		CHECK(pattern_check(rbuf, n, 7, got) < 0,
+		      "wrong data in [%zu, +%zd)", got, n);
+		got += n;
+		reads++;
+	}
+	pthread_join(t, NULL);
+	CHECK(w.ret == (ssize_t)total, "write returned %zd (%s)", w.ret,
+	      errname(w.ret < 0 ? w.err : 0));
+	CHECK(reads > 1, "1 MiB came in one read");
+	CHECK_ERRNO(recv(s, rbuf, 1, MSG_DONTWAIT), EAGAIN);
+	free(rbuf);
+	free(buf);
+	close(s);
+	close(c);
+}
+
+/*
+ * writev() sends several buffers as one stream, in order; readv()
+ * scatters it into buffers of other sizes, filling each in turn.
+ */
+static void test_readv_writev(void)
+{
+	static const size_t wsz[] = { 1, 7, 4096, 100, 5000, 3000 };
+	static const size_t rsz[] = { 10, 3333, 1, 9000 };
+	struct iovec wiov[6], riov[4], cur[4];
+	size_t total = 0, off = 0, rcap = 0, got = 0;
+	int c, s, i, ncur;
+	ssize_t n;
+
+	net_pair(&c, &s);
+	for (i = 0; i < 6; i++) {
+		wiov[i].iov_base = xmalloc(wsz[i]);
+		wiov[i].iov_len = wsz[i];
+		pattern_fill(wiov[i].iov_base, wsz[i], 11, total);
+		total += wsz[i];
+	}
+	for (i = 0; i < 4; i++) {
+		riov[i].iov_base = xmalloc(rsz[i]);
+		riov[i].iov_len = rsz[i];
+		rcap += rsz[i];
+	}
+	CHECK(rcap > total, "read buffers too small");
+	n = writev(c, wiov, 6);
+	CHECK(n == (ssize_t)total, "writev: %zd of %zu (%s)", n, total,
+	      strerror(errno));
+
+	/* readv() until everything is in, moving past what was filled. */
+	while (got < total) {
+		size_t skip = got;
+
+		ncur = 0;
+		for (i = 0; i < 4; i++) {
+			if (skip >= rsz[i]) {
+				skip -= rsz[i];
+				continue;
+			}
+			cur[ncur].iov_base = (char *)riov[i].iov_base + skip;
+			cur[ncur].iov_len = rsz[i] - skip;
+			skip = 0;
+			ncur++;
+		}
+		CHECK(wait_fd(s, POLLIN, WAIT_MS) > 0, "no data at %zu", got);
+		n = readv(s, cur, ncur);
+		CHECK(n > 0, "readv at %zu: %zd (%s)", got, n,
+		      n ? strerror(errno) : "EOF");
+		got += n;
+	}
+	CHECK(got == total, "read %zu of %zu", got, total);
+	for (i = 0; i < 4 && off < total; i++) {
+		size_t len = rsz[i] < total - off ? rsz[i] : total - off;
+
+		CHECK(pattern_check(riov[i].iov_base, len, 11, off) < 0,
+		      "iovec %d has the wrong bytes", i);
+		off += len;
+	}
+	for (i = 0; i < 6; i++)
+		free(wiov[i].iov_base);
+	for (i = 0; i < 4; i++)
+		free(riov[i].iov_base);
+	close(s);
+	close(c);
+}
+
+/* MSG_PEEK returns data without consuming it: the next read gets it. */
+static void test_msg_peek(void)
+{
+	char a[100], b[100], d[100];
+	ssize_t n1, n2;
+	int c, s;
+
+	net_pair(&c, &s);
+	send_pattern(c, 100, 13, 0);
+	n1 = wait_and_recv(s, a, sizeof(a), MSG_PEEK);
+	CHECK(n1 > 0, "peek: %zd (%s)", n1, strerror(errno));
+	CHECK(pattern_check(a, n1, 13, 0) < 0, "peeked wrong data");
+	n2 = recv(s, b, sizeof(b), MSG_PEEK);
+	CHECK(n2 >= n1, "second peek %zd < first %zd", n2, n1);
+	CHECK(pattern_check(b, n2, 13, 0) < 0, "second peek: wrong data");
+	CHECK(read_all(s, d, 100) == 100, "read: %s", strerror(errno));
+	CHECK(pattern_check(d, 100, 13, 0) < 0, "read wrong data");
+	CHECK_ERRNO(recv(s, d, 1, MSG_DONTWAIT), EAGAIN);
+	CHECK_ERRNO(recv(s, d, 1, MSG_PEEK | MSG_DONTWAIT), EAGAIN);
+	close(s);
+	close(c);
+}
+
+/*
+ * MSG_DONTWAIT on a blocking socket with nothing queued: EAGAIN at once,
+ * and the socket stays blocking; O_NONBLOCK gives the same for read().
+ */
+static void test_msg_dontwait(void)
+{
+	char buf[16];
+	int c, s;
+
+	net_pair(&c, &s);
+	CHECK_ERRNO(recv(s, buf, sizeof(buf), MSG_DONTWAIT), EAGAIN);
+	CHECK(!(fcntl(s, F_GETFL) & O_NONBLOCK), "socket became nonblocking");
+	CHECK(write_all(c, "hello", 5) == 5, "write: %s", strerror(errno));
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no POLLIN");
+	CHECK(recv(s, buf, sizeof(buf), MSG_DONTWAIT) == 5 &&
+	      !memcmp(buf, "hello", 5), "data");
+	set_nonblock(s, true);
+	CHECK_ERRNO(read(s, buf, sizeof(buf)), EAGAIN);
+	close(s);
+	close(c);
+}
+
+struct paced_send {
+	int fd, pieces, gap_ms;
+	size_t piece;
+	uint64_t seed;
+};
+
+static void *paced_send_fn(void *arg)
+{
+	struct paced_send *p = arg;
+	int i;
+
+	for (i = 0; i < p->pieces; i++) {
+		sleep_ms_poll(p->gap_ms);
+		send_pattern(p->fd, p->piece, p->seed, i * p->piece);
+	}
+	return NULL;
+}
+
+/* MSG_WAITALL waits for the whole amount, which comes in pieces. */
+static void test_msg_waitall(void)
+{
+	struct paced_send p = { .pieces = 8, .gap_ms = 20, .piece = 8192,
+				.seed = 17 };
+	const size_t total = 8 * 8192;
+	char *buf = xmalloc(total);
+	pthread_t t;
+	ssize_t n;
+	int c, s;
+
+	net_pair(&c, &s);
+	p.fd = c;
+	CHECK(!pthread_create(&t, NULL, paced_send_fn, &p), "pthread_create");
+	n = recv(s, buf, total, MSG_WAITALL);
+	CHECK(n == (ssize_t)total, "recv(MSG_WAITALL): %zd of %zu (%s)", n,
+	      total, n < 0 ? strerror(errno) : "");
+	CHECK(pattern_check(buf, total, 17, 0) < 0, "wrong data");
+	pthread_join(t, NULL);
+	free(buf);
+	close(s);
+	close(c);
+}
+
+struct inq_wait {
+	int fd, want;
+};
+
+static bool inq_reached(void *arg)
+{
+	struct inq_wait *w = arg;
+
+	return inq(w->fd) >= w->want;
+}
+
+/*
+ * SIOCINQ (FIONREAD) counts the bytes queued for reading: all of them
+ * once they arrived, less what was read; EINVAL on a listener.
+ */
+static void test_siocinq(void)
+{
+	struct sockaddr_storage addr;
+	struct inq_wait w;
+	char buf[3000];
+	int c, s, l, v;
+
+	net_pair(&c, &s);
+	CHECK(inq(s) == 0, "SIOCINQ %d on an idle socket", inq(s));
+	send_pattern(c, 3000, 19, 0);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no POLLIN");
+	w = (struct inq_wait){ .fd = s, .want = 3000 };
+	wait_until(inq_reached, &w, WAIT_MS);
+	CHECK(inq(s) == 3000, "SIOCINQ %d, want 3000", inq(s));
+	CHECK(read_all(s, buf, 1000) == 1000, "read: %s", strerror(errno));
+	CHECK(inq(s) == 2000, "SIOCINQ %d after reading 1000", inq(s));
+	CHECK(read_all(s, buf, 2000) == 2000, "read: %s", strerror(errno));
+	CHECK(inq(s) == 0, "SIOCINQ %d after reading all", inq(s));
+
+	l = net_listener(&addr, 1, 0);
+	CHECK_ERRNO(ioctl(l, SIOCINQ, &v), EINVAL);
+	close(l);
+	close(s);
+	close(c);
+}
+
+static bool outq_empty(void *arg)
+{
+	return outq(*(int *)arg) == 0;
+}
+
+/*
+ * SIOCOUTQ counts the bytes sent but not yet taken by the peer: 0 on an
+ * idle connection, more than 0 when the peer stopped reading and the
+ * send buffer filled, and 0 again once the peer read everything.
+ */
+static void test_siocoutq(void)
+{
+	size_t total;
+	int c, s, q;
+
+	net_pair_bufsize(&c, &s, 32768);
+	CHECK(outq(c) == 0, "SIOCOUTQ %d on an idle socket", outq(c));
+	total = fill_until_eagain(c, 23);
+	q = outq(c);
+	CHECK(q > 0 && (size_t)q <= total, "SIOCOUTQ %d, %zu bytes unread",
+	      q, total);
+	recv_pattern(s, total, 23, 0);
+	CHECK(wait_until(outq_empty, &c, WAIT_MS),
+	      "SIOCOUTQ %d after the peer read everything", outq(c));
+	close(s);
+	close(c);
+}
+
+/*
+ * SO_RCVTIMEO: a blocking recv() with nothing to read fails with EAGAIN
+ * after about the timeout; data that arrives in time is returned.
+ */
+static void test_so_rcvtimeo(void)
+{
+	struct timeval tv = { 0, 500000 }, got;
+	socklen_t len = sizeof(got);
+	long long t0, el, ms;
+	char buf[8];
+	ssize_t n;
+	int c, s, err;
+
+	net_pair(&c, &s);
+	CHECK_OK(setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	CHECK_OK(getsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &got, &len));
+	ms = got.tv_sec * 1000LL + got.tv_usec / 1000;
+	CHECK(ms >= 450 && ms <= 550, "SO_RCVTIMEO reads back %lld ms", ms);
+
+	t0 = now_ms();
+	n = recv(s, buf, sizeof(buf), 0);
+	err = errno;
+	el = now_ms() - t0;
+	CHECK(n == -1 && err == EAGAIN, "recv: %zd %s", n, errname(err));
+	CHECK(el >= 400, "timed out after %lld ms, set 500", el);
+	CHECK(el < 5000, "timed out after %lld ms, set 500", el);
+
+	CHECK(write_all(c, "t", 1) == 1, "write: %s", strerror(errno));
+	CHECK(recv(s, buf, sizeof(buf), 0) == 1 && buf[0] == 't', "data");
+	close(s);
+	close(c);
+}
+
+/*
+ * SO_SNDTIMEO: sending into a peer that never reads eventually fails
+ * with EAGAIN, after blocking about the timeout.
+ */
+static void test_so_sndtimeo(void)
+{
+	struct timeval tv = { 0, 500000 };
+	const size_t chunk = 65536;
+	char *buf = xmalloc(chunk);
+	long long t0 = 0, el = 0;
+	size_t total = 0;
+	ssize_t n = 0;
+	int c, s, i, err = 0;
+
+	net_pair_bufsize(&c, &s, 16384);
+	CHECK_OK(setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	for (i = 0; i < 256; i++) {
+		pattern_fill(buf, chunk, 29, total);
+		t0 = now_ms();
+		n = send(c, buf, chunk, MSG_NOSIGNAL);
+		err = errno;
+		el = now_ms() - t0;
+		if (n < 0)
+			break;
+		total += n;
+	}
+	CHECK(n == -1, "%zu bytes sent into a peer that never reads", total);
+	CHECK(err == EAGAIN, "send: %s, want EAGAIN", errname(err));
+	CHECK(el >= 400, "send gave up after %lld ms, set 500", el);
+	CHECK(el < 5000, "send gave up after %lld ms, set 500", el);
+	/* What went in before is intact. */
+	recv_pattern(s, total, 29, 0);
+	free(buf);
+	close(s);
+	close(c);
+}
+
+/*
+ * SO_RCVBUF and SO_SNDBUF read back at least what was set (Linux
+ * doubles it for its bookkeeping), before and after connecting.
+ */
+static void test_buffer_sizes(void)
+{
+	static const int sizes[] = { 65536, 131072 };
+	int fd = CHECK_OK(test_socket(0)), c, s, i, v;
+
+	for (i = 0; i < 2; i++) {
+		sockopt_set(fd, SOL_SOCKET, SO_RCVBUF, sizes[i]);
+		v = sockopt_get(fd, SOL_SOCKET, SO_RCVBUF);
+		CHECK(v >= sizes[i], "SO_RCVBUF %d after setting %d", v,
+		      sizes[i]);
+		sockopt_set(fd, SOL_SOCKET, SO_SNDBUF, sizes[i]);
+		v = sockopt_get(fd, SOL_SOCKET, SO_SNDBUF);
+		CHECK(v >= sizes[i], "SO_SNDBUF %d after setting %d", v,
+		      sizes[i]);
+	}
+	close(fd);
+
+	net_pair(&c, &s);
+	sockopt_set(s, SOL_SOCKET, SO_RCVBUF, 65536);
+	CHECK(sockopt_get(s, SOL_SOCKET, SO_RCVBUF) >= 65536, "SO_RCVBUF");
+	sockopt_set(c, SOL_SOCKET, SO_SNDBUF, 65536);
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_SNDBUF) >= 65536, "SO_SNDBUF");
+	send_pattern(c, 100000, 31, 0);
+	recv_pattern(s, 100000, 31, 0);
+	close(s);
+	close(c);
+}
+
+static void check_bool_opt(int fd, int level, int name, const char *what)
+{
+	int v;
+
+	sockopt_set(fd, level, name, 1);
+	v = sockopt_get(fd, level, name);
+	CHECK(v == 1, "%s reads back %d after setting 1", what, v);
+	sockopt_set(fd, level, name, 0);
+	v = sockopt_get(fd, level, name);
+	CHECK(v == 0, "%s reads back %d after setting 0", what, v);
+}
+
+/*
+ * TCP_NODELAY and TCP_CORK at IPPROTO_TCP: off by default, set and read
+ * back as 1 and 0, on unconnected and connected sockets; data sent
+ * while corked arrives once uncorked.
+ */
+static void test_tcp_nodelay_cork(void)
+{
+	int u = CHECK_OK(test_socket(0)), c, s;
+
+	CHECK(sockopt_get(u, IPPROTO_TCP, TCP_NODELAY) == 0, "NODELAY on");
+	CHECK(sockopt_get(u, IPPROTO_TCP, TCP_CORK) == 0, "CORK on");
+	check_bool_opt(u, IPPROTO_TCP, TCP_NODELAY, "TCP_NODELAY");
+	check_bool_opt(u, IPPROTO_TCP, TCP_CORK, "TCP_CORK");
+	close(u);
+
+	net_pair(&c, &s);
+	check_bool_opt(c, IPPROTO_TCP, TCP_NODELAY, "TCP_NODELAY");
+	check_bool_opt(c, IPPROTO_TCP, TCP_CORK, "TCP_CORK");
+	sockopt_set(c, IPPROTO_TCP, TCP_CORK, 1);
+	send_pattern(c, 100, 37, 0);
+	send_pattern(c, 200, 37, 100);
+	sockopt_set(c, IPPROTO_TCP, TCP_CORK, 0);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "nothing after uncork");
+	recv_pattern(s, 300, 37, 0);
+	sockopt_set(c, IPPROTO_TCP, TCP_NODELAY, 1);
+	send_pattern(c, 10, 37, 300);
+	recv_pattern(s, 10, 37, 300);
+	close(s);
+	close(c);
+}
+
+/* send(MSG_MORE) then a plain send(): everything arrives, in order. */
+static void test_msg_more(void)
+{
+	char buf[150];
+	int c, s;
+
+	net_pair(&c, &s);
+	pattern_fill(buf, sizeof(buf), 41, 0);
+	CHECK(send(c, buf, 100, MSG_MORE) == 100, "send(MSG_MORE): %s",
+	      strerror(errno));
+	CHECK(send(c, buf + 100, 50, 0) == 50, "send: %s", strerror(errno));
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "nothing arrived");
+	recv_pattern(s, 150, 41, 0);
+	close(s);
+	close(c);
+}
+
+/* SO_KEEPALIVE: off by default, settable both ways, connection unharmed. */
+static void test_so_keepalive(void)
+{
+	int c, s;
+
+	net_pair(&c, &s);
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_KEEPALIVE) == 0, "on by default");
+	check_bool_opt(c, SOL_SOCKET, SO_KEEPALIVE, "SO_KEEPALIVE");
+	sockopt_set(c, SOL_SOCKET, SO_KEEPALIVE, 1);
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_KEEPALIVE) == 1, "off");
+	send_pattern(c, 1000, 43, 0);
+	recv_pattern(s, 1000, 43, 0);
+	close(s);
+	close(c);
+}
+
+/*
+ * poll(): POLLOUT on a fresh connection, POLLIN exactly while data is
+ * queued; POLLOUT goes away when the send buffer is full and comes back
+ * when the peer drains it.
+ */
+static void test_poll_readiness(void)
+{
+	char buf[10];
+	size_t total;
+	int c, s, ev;
+
+	net_pair_bufsize(&c, &s, 32768);
+	ev = wait_fd(c, POLLIN | POLLOUT, WAIT_MS);
+	CHECK(ev == POLLOUT, "fresh connection: revents %#x", ev);
+	CHECK(wait_fd(s, POLLIN, 0) == 0, "POLLIN with nothing sent");
+	CHECK(write_all(c, "0123456789", 10) == 10, "write");
+	ev = wait_fd(s, POLLIN, WAIT_MS);
+	CHECK(ev == POLLIN, "after a write: revents %#x", ev);
+	CHECK(read_all(s, buf, 10) == 10, "read");
+	CHECK(wait_fd(s, POLLIN, 0) == 0, "POLLIN after reading everything");
+
+	total = fill_until_eagain(c, 47);
+	ev = wait_fd(c, POLLOUT, 0);
+	CHECK(!(ev & POLLOUT), "POLLOUT with %zu bytes unread", total);
+	recv_pattern(s, total, 47, 0);
+	ev = wait_fd(c, POLLOUT, WAIT_MS);
+	CHECK(ev & POLLOUT, "no POLLOUT after the peer drained: %#x", ev);
+	close(s);
+	close(c);
+}
+
+static int epoll_events(int ep, int timeout_ms, uint32_t *events)
+{
+	struct epoll_event ev[4];
+	int n;
+
+	do
+		n = epoll_wait(ep, ev, 4, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	CHECK(n >= 0, "epoll_wait: %s", strerror(errno));
+	*events = n ? ev[0].events : 0;
+	return n;
+}
+
+/*
+ * Edge-triggered epoll: EPOLLIN once per arrival, not again for data
+ * left unread; after draining, the next arrival fires again.
+ */
+static void test_epoll_edge_triggered(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	int ep = CHECK_OK(epoll_create1(EPOLL_CLOEXEC)), c, s, n;
+	char buf[256];
+	uint32_t e;
+
+	net_pair(&c, &s);
+	set_nonblock(s, true);
+	ev.data.fd = s;
+	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev));
+	CHECK(epoll_events(ep, 0, &e) == 0, "event before any data");
+
+	send_pattern(c, 100, 53, 0);
+	n = epoll_events(ep, WAIT_MS, &e);
+	CHECK(n == 1 && (e & EPOLLIN), "first arrival: %d events %#x", n, e);
+	CHECK(epoll_events(ep, 200, &e) == 0, "fired again for unread data");
+	send_pattern(c, 30, 53, 100);
+	n = epoll_events(ep, WAIT_MS, &e);
+	CHECK(n == 1 && (e & EPOLLIN), "second arrival: %d events %#x", n, e);
+	CHECK(epoll_events(ep, 200, &e) == 0, "fired again for unread data");
+
+	recv_pattern(s, 130, 53, 0);
+	CHECK_ERRNO(read(s, buf, sizeof(buf)), EAGAIN);
+	CHECK(epoll_events(ep, 200, &e) == 0, "fired after draining");
+	send_pattern(c, 50, 53, 130);
+	n = epoll_events(ep, WAIT_MS, &e);
+	CHECK(n == 1 && (e & EPOLLIN), "after draining: %d events %#x", n, e);
+	recv_pattern(s, 50, 53, 130);
+	close(ep);
+	close(s);
+	close(c);
+}
+
+/*
+ * After the peer's shutdown(SHUT_WR): EPOLLRDHUP and EPOLLIN, poll()
+ * POLLIN | POLLRDHUP, and read() returns 0.
+ */
+static void test_epoll_rdhup(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	int ep = CHECK_OK(epoll_create1(EPOLL_CLOEXEC)), c, s, n, p;
+	char ch;
+	uint32_t e;
+
+	net_pair(&c, &s);
+	ev.data.fd = s;
+	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev));
+	CHECK(epoll_events(ep, 0, &e) == 0, "event %#x before shutdown", e);
+	CHECK_OK(shutdown(c, SHUT_WR));
+	n = epoll_events(ep, WAIT_MS, &e);
+	CHECK(n == 1, "no event after the peer's shutdown");
+	CHECK((e & EPOLLRDHUP) && (e & EPOLLIN), "events %#x", e);
+	CHECK(!(e & (EPOLLERR | EPOLLHUP)), "events %#x", e);
+	p = wait_fd(s, POLLIN | POLLRDHUP, 0);
+	CHECK((p & POLLIN) && (p & POLLRDHUP), "poll revents %#x", p);
+	CHECK(read(s, &ch, 1) == 0, "read did not return EOF");
+	close(ep);
+	close(s);
+	close(c);
+}
+
+/* ---- Full-duplex integrity ---- */
+
+#define FD_MAX_IO	(256 << 10)
+
+struct fd_dir {
+	int fd;
+	uint64_t seed;
+	size_t total;
+};
+
+/* Write the stream in random-sized writes, then shut down writing. */
+static void *fd_writer(void *arg)
+{
+	struct fd_dir *d = arg;
+	char *buf = xmalloc(FD_MAX_IO);
+	size_t off = 0;
+	struct rng rng;
+
+	rng_seed(&rng, d->seed * 2);
+	while (off < d->total) {
+		size_t len = rng_size(&rng, FD_MAX_IO);
+		ssize_t n;
+
+		if (len > d->total - off)
+			len = d->total - off;
+		pattern_fill(buf, len, d->seed, off);
+		n = write_all(d->fd, buf, len);
+		CHECK(n == (ssize_t)len, "write at %zu: %s", off,
+		      strerror(errno));
+		off += len;
+	}
+	CHECK_OK(shutdown(d->fd, SHUT_WR));
+	free(buf);
+	return NULL;
+}
+
+/* Read with random sizes, check every byte, then expect EOF. */
+static void *fd_reader(void *arg)
+{
+	struct fd_dir *d = arg;
+	char *buf = xmalloc(FD_MAX_IO);
+	size_t off = 0;
+	struct rng rng;
+
+	rng_seed(&rng, d->seed * 2 + 1);
+	for (;;) {
+		size_t len = rng_size(&rng, FD_MAX_IO);
+		ssize_t n = read(d->fd, buf, len), bad;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		CHECK(n >= 0, "read at %zu: %s", off, strerror(errno));
+		if (n == 0)
+			break;
+		bad = pattern_check(buf, n, d->seed, off);
+		CHECK(bad < 0, "wrong byte at stream offset %zu", off + bad);
+		off += n;
+		CHECK(off <= d->total, "%zu bytes, more than the %zu sent", off,
+		      d->total);
+	}
+	CHECK(off == d->total, "EOF after %zu of %zu bytes", off, d->total);
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Both ends write and read at the same time, in random sizes from 1 byte
+ * to 256 KiB, SDP_TEST_BYTES (default 64 MiB) each way; every byte is
+ * checked at its stream offset, and each direction ends with EOF.
+ */
+static void test_full_duplex_integrity(void)
+{
+	size_t total = test_bytes(64 << 20);
+	struct fd_dir d[4];
+	pthread_t t[4];
+	long long t0;
+	int c, s, i;
+
+	net_pair(&c, &s);
+	/* Client to server is stream 61, server to client stream 67. */
+	d[0] = (struct fd_dir){ .fd = c, .seed = 61, .total = total };
+	d[1] = (struct fd_dir){ .fd = s, .seed = 61, .total = total };
+	d[2] = (struct fd_dir){ .fd = s, .seed = 67, .total = total };
+	d[3] = (struct fd_dir){ .fd = c, .seed = 67, .total = total };
+	t0 = now_ms();
+	for (i = 0; i < 4; i++) {
+		void *(*fn)(void *) = i & 1 ? fd_reader : fd_writer;
+
+		CHECK(!pthread_create(&t[i], NULL, fn, &d[i]), "pthread_create");
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	tap_diag("%zu bytes each way in %lld ms", total, now_ms() - t0);
+	close(s);
+	close(c);
+}
+
+/* ---- Many connections ---- */
+
+#define MC_CONNS	100
+#define MC_BUF		8192
+
+enum { MC_LISTENER, MC_CLIENT, MC_SERVER };
+
+struct mc_client {
+	int fd;
+	size_t len, sent, rcvd;
+	bool connected, shut, done;
+	uint32_t events;
+};
+
+struct mc_server {
+	int fd;
+	char buf[MC_BUF];
+	size_t head, tail;	/* bytes [head, tail) wait to be echoed */
+	bool eof, done;
+	uint32_t events;
+};
+
+static uint64_t mc_key(int kind, int i)
+{
+	return (uint64_t)kind << 32 | (uint32_t)i;
+}
+
+static void mc_want(int ep, int fd, uint32_t *cur, uint32_t want,
+		    uint64_t key)
+{
+	struct epoll_event ev = { .events = want, .data.u64 = key };
+
+	if (*cur == want)
+		return;
+	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
+	*cur = want;
+}
+
+static void mc_client_io(int ep, struct mc_client *cl, int i, uint32_t ev)
+{
+	char buf[MC_BUF];
+	ssize_t n;
+
+	if (!cl->connected) {
+		int err = sockopt_get(cl->fd, SOL_SOCKET, SO_ERROR);
+
+		CHECK(!err, "client %d: connect: %s", i, errname(err));
+		if (!(ev & EPOLLOUT))
+			return;
+		cl->connected = true;
+	}
+	CHECK(!(ev & EPOLLERR), "client %d: EPOLLERR (%s)", i,
+	      errname(sockopt_get(cl->fd, SOL_SOCKET, SO_ERROR)));
+	while (cl->sent < cl->len) {
+		size_t len = cl->len - cl->sent;
+
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		pattern_fill(buf, len, 1000 + i, cl->sent);
+		n = send(cl->fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		CHECK(n > 0, "client %d: send: %s", i, strerror(errno));
+		cl->sent += n;
+	}
+	for (;;) {
+		n = recv(cl->fd, buf, sizeof(buf), 0);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		CHECK(n >= 0, "client %d: recv: %s", i, strerror(errno));
+		if (n == 0) {
+			CHECK(cl->shut && cl->rcvd == cl->len,
+			      "client %d: EOF after %zu of %zu bytes", i,
+			      cl->rcvd, cl->len);
+			CHECK_OK(epoll_ctl(ep, EPOLL_CTL_DEL, cl->fd, NULL));
+			CHECK_OK(close(cl->fd));
+			cl->fd = -1;
+			cl->done = true;
+			return;
+		}
+		CHECK(cl->rcvd + n <= cl->len, "client %d: echo too long", i);
+		CHECK(pattern_check(buf, n, 1000 + i, cl->rcvd) < 0,
+		      "client %d: wrong echo at %zu", i, cl->rcvd);
+		cl->rcvd += n;
+	}
+	if (cl->rcvd == cl->len && !cl->shut) {
+		CHECK_OK(shutdown(cl->fd, SHUT_WR));
+		cl->shut = true;
+	}
+	mc_want(ep, cl->fd, &cl->events,
+		EPOLLIN | (cl->sent < cl->len ? EPOLLOUT : 0),
+		mc_key(MC_CLIENT, i));
+}
+
+static void mc_server_io(int ep, struct mc_server *sv, int i, uint32_t ev)
+{
+	ssize_t n;
+
+	CHECK(!(ev & EPOLLERR), "server %d: EPOLLERR (%s)", i,
+	      errname(sockopt_get(sv->fd, SOL_SOCKET, SO_ERROR)));
+	for (;;) {
+		if (sv->head == sv->tail) {
+			sv->head = 0;
+			sv->tail = 0;
+		}
+		if (!sv->eof && sv->tail < MC_BUF) {
+			n = recv(sv->fd, sv->buf + sv->tail, MC_BUF - sv->tail, 0);
+			if (n > 0) {
+				sv->tail += n;
+				continue;
+			}
+			if (n == 0)
+				sv->eof = true;
+			else
+				CHECK(errno == EAGAIN || errno == EINTR,
+				      "server %d: recv: %s", i, strerror(errno));
+		}
+		if (sv->head < sv->tail) {
+			n = send(sv->fd, sv->buf + sv->head, sv->tail - sv->head,
+				 MSG_NOSIGNAL);
+			if (n > 0) {
+				sv->head += n;
+				continue;
+			}
+			CHECK(errno == EAGAIN || errno == EINTR,
+			      "server %d: send: %s", i, strerror(errno));
+		}
+		break;
+	}
+	if (sv->eof && sv->head == sv->tail) {
+		CHECK_OK(epoll_ctl(ep, EPOLL_CTL_DEL, sv->fd, NULL));
+		CHECK_OK(close(sv->fd));
+		sv->fd = -1;
+		sv->done = true;
+		return;
+	}
+	mc_want(ep, sv->fd, &sv->events,
+		(sv->eof || sv->tail == MC_BUF ? 0 : EPOLLIN) |
+		(sv->head < sv->tail ? EPOLLOUT : 0), mc_key(MC_SERVER, i));
+}
+
+/*
+ * 100 connections at once, both ends in this process and driven by one
+ * epoll loop: each client sends a few KiB, the server echoes them, the
+ * client checks the echo and shuts down writing, the server closes on
+ * EOF and the client closes on EOF.
+ */
+static void test_many_connections(void)
+{
+	struct mc_client *cl = calloc(MC_CONNS, sizeof(*cl));
+	struct mc_server *sv = calloc(MC_CONNS, sizeof(*sv));
+	int nsv = 0, cdone = 0, sdone = 0, ep, l, i;
+	struct epoll_event ev, evs[64];
+	struct sockaddr_storage addr;
+	struct rlimit rl;
+
+	CHECK(cl && sv, "calloc");
+	CHECK_OK(getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_cur < 2 * MC_CONNS + 64) {
+		rl.rlim_cur = 2 * MC_CONNS + 64;
+		CHECK(rl.rlim_cur <= rl.rlim_max, "RLIMIT_NOFILE max %llu",
+		      (unsigned long long)rl.rlim_max);
+		CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
+	}
+	ep = CHECK_OK(epoll_create1(EPOLL_CLOEXEC));
+	l = net_listener(&addr, MC_CONNS, 0);
+	set_nonblock(l, true);
+	ev = (struct epoll_event){ .events = EPOLLIN,
+				   .data.u64 = mc_key(MC_LISTENER, 0) };
+	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, l, &ev));
+
+	for (i = 0; i < MC_CONNS; i++) {
+		int r;
+
+		cl[i].fd = CHECK_OK(test_socket(SOCK_NONBLOCK));
+		cl[i].len = 2048 + 41 * i;
+		errno = 0;
+		r = connect(cl[i].fd, (struct sockaddr *)&addr, ss_len(&addr));
+		CHECK(r == 0 || errno == EINPROGRESS, "connect %d: %s", i,
+		      errname(errno));
+		cl[i].events = EPOLLIN | EPOLLOUT;
+		ev = (struct epoll_event){ .events = cl[i].events,
+					   .data.u64 = mc_key(MC_CLIENT, i) };
+		CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, cl[i].fd, &ev));
+	}
+
+	while (cdone < MC_CONNS || sdone < MC_CONNS) {
+		int n = epoll_wait(ep, evs, 64, WAIT_MS);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		CHECK(n >= 0, "epoll_wait: %s", strerror(errno));
+		CHECK(n > 0, "stuck for %d ms: %d accepted, %d/%d ends done",
+		      WAIT_MS, nsv, cdone, sdone);
+		for (i = 0; i < n; i++) {
+			int kind = evs[i].data.u64 >> 32;
+			int k = (uint32_t)evs[i].data.u64;
+
+			if (kind == MC_LISTENER) {
+				int fd;
+
+				while ((fd = accept4(l, NULL, NULL,
+						     SOCK_NONBLOCK)) >= 0) {
+					CHECK(nsv < MC_CONNS, "too many accepts");
+					sv[nsv].fd = fd;
+					sv[nsv].events = EPOLLIN;
+					ev = (struct epoll_event){
+						.events = EPOLLIN,
+						.data.u64 = mc_key(MC_SERVER, nsv),
+					};
+					CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, fd,
+							   &ev));
+					nsv++;
+				}
+				CHECK(errno == EAGAIN, "accept: %s",
+				      strerror(errno));
+			} else if (kind == MC_CLIENT && !cl[k].done) {
+				mc_client_io(ep, &cl[k], k, evs[i].events);
+				cdone += cl[k].done;
+			} else if (kind == MC_SERVER && !sv[k].done) {
+				mc_server_io(ep, &sv[k], k, evs[i].events);
+				sdone += sv[k].done;
+			}
+		}
+	}
+	CHECK(nsv == MC_CONNS, "accepted %d", nsv);
+	close(l);
+	close(ep);
+	free(sv);
+	free(cl);
+}
+
+/* ---- Teardown ---- */
+
+/*
+ * shutdown(SHUT_WR) is a half close: the peer reads everything, then
+ * EOF (again and again), and can still send back; we can no longer send
+ * (EPIPE).
+ */
+static void test_shutdown_half_close(void)
+{
+	char *buf = xmalloc(20000);
+	ssize_t n;
+	int c, s;
+
+	net_pair(&c, &s);
+	send_pattern(c, 10000, 71, 0);
+	CHECK_OK(shutdown(c, SHUT_WR));
+	n = read_all(s, buf, 20000);
+	CHECK(n == 10000, "read %zd before EOF, want 10000", n);
+	CHECK(pattern_check(buf, 10000, 71, 0) < 0, "wrong data");
+	CHECK(read(s, buf, 1) == 0, "no second EOF");
+	send_pattern(s, 5000, 73, 0);
+	recv_pattern(c, 5000, 73, 0);
+	CHECK_ERRNO(send(c, "x", 1, MSG_NOSIGNAL), EPIPE);
+	close(s);
+	CHECK(wait_and_recv(c, buf, 1, 0) == 0, "no EOF after the peer closed");
+	free(buf);
+	close(c);
+}
+
+struct write_close {
+	int fd;
+	size_t len;
+};
+
+static void *write_then_close(void *arg)
+{
+	struct write_close *w = arg;
+
+	send_pattern(w->fd, w->len, 79, 0);
+	CHECK_OK(close(w->fd));
+	return NULL;
+}
+
+/*
+ * close() right after writing 4 MiB loses nothing: the reader gets every
+ * byte, then EOF.
+ */
+static void test_close_delivers_all(void)
+{
+	struct write_close w = { .len = 4 << 20 };
+	char *buf = xmalloc(w.len + 1);
+	pthread_t t;
+	ssize_t n;
+	int c, s;
+
+	net_pair(&c, &s);
+	w.fd = c;
+	CHECK(!pthread_create(&t, NULL, write_then_close, &w), "pthread_create");
+	n = read_all(s, buf, w.len + 1);
+	CHECK(n == (ssize_t)w.len, "read %zd of %zu before EOF", n, w.len);
+	CHECK(pattern_check(buf, w.len, 79, 0) < 0, "wrong data");
+	CHECK(read(s, buf, 1) == 0, "no EOF");
+	pthread_join(t, NULL);
+	free(buf);
+	close(s);
+}
+
+/*
+ * Closing a socket that has unread received data resets the connection:
+ * the peer's next recv() fails with ECONNRESET.
+ */
+static void test_close_unread_resets(void)
+{
+	ssize_t r;
+	int c, s, err;
+
+	net_pair(&c, &s);
+	send_pattern(c, 100, 83, 0);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "data did not arrive");
+	close(s);
+	err = recv_error_after_reset(c, &r);
+	CHECK(err == ECONNRESET, "peer's recv: %zd %s, want ECONNRESET", r,
+	      errname(err));
+	close(c);
+}
+
+/*
+ * SO_LINGER {1, 0}: close() aborts the connection and the peer's recv()
+ * gets ECONNRESET.
+ */
+static void test_linger_zero_resets(void)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 }, got;
+	socklen_t len = sizeof(got);
+	ssize_t r;
+	int c, s, err;
+
+	net_pair(&c, &s);
+	CHECK_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	CHECK_OK(getsockopt(s, SOL_SOCKET, SO_LINGER, &got, &len));
+	CHECK(len == sizeof(got) && got.l_onoff == 1 && got.l_linger == 0,
+	      "SO_LINGER reads back {%d, %d}", got.l_onoff, got.l_linger);
+	send_pattern(s, 100, 89, 0);
+	recv_pattern(c, 100, 89, 0);
+	close(s);
+	err = recv_error_after_reset(c, &r);
+	CHECK(err == ECONNRESET, "peer's recv: %zd %s, want ECONNRESET", r,
+	      errname(err));
+	close(c);
+}
+
+static volatile sig_atomic_t got_sigpipe;
+
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	got_sigpipe = 1;
+}
+
+/*
+ * Keep sending to a peer that closed until a send fails (TCP: the first
+ * send draws a reset, a later one fails); returns that send's errno.
+ */
+static int send_until_error(int fd, int flags)
+{
+	long long end = now_ms() + WAIT_MS;
+	char ch;
+
+	/* The peer's close shows as EOF first. */
+	CHECK(wait_and_recv(fd, &ch, 1, 0) == 0, "no EOF from the peer");
+	while (now_ms() < end) {
+		ssize_t n = send(fd, "data", 4, flags);
+
+		if (n < 0)
+			return errno;
+		/* Give the reply to that send time to come back. */
+		wait_fd(fd, 0, 50);
+	}
+	CHECK(0, "sends to a closed peer kept succeeding for %d ms", WAIT_MS);
+	return 0;
+}
+
+/* Writing after the peer closed ends in EPIPE and raises SIGPIPE. */
+static void test_write_after_close_sigpipe(void)
+{
+	int c, s, err;
+
+	install_handler(SIGPIPE, on_sigpipe, 0);
+	net_pair(&c, &s);
+	close(s);
+	got_sigpipe = 0;
+	err = send_until_error(c, 0);
+	CHECK(err == EPIPE, "send: %s, want EPIPE", errname(err));
+	CHECK(got_sigpipe, "no SIGPIPE");
+	close(c);
+}
+
+/* The same with MSG_NOSIGNAL: EPIPE, and no signal. */
+static void test_write_after_close_nosignal(void)
+{
+	int c, s, err;
+
+	install_handler(SIGPIPE, on_sigpipe, 0);
+	net_pair(&c, &s);
+	close(s);
+	got_sigpipe = 0;
+	err = send_until_error(c, MSG_NOSIGNAL);
+	CHECK(err == EPIPE, "send: %s, want EPIPE", errname(err));
+	CHECK(!got_sigpipe, "SIGPIPE despite MSG_NOSIGNAL");
+	close(c);
+}
+
+/* Both sides wait for each other through two pipes. */
+static void barrier(int wr, int rd)
+{
+	char ch = 'b';
+
+	CHECK(write_all(wr, &ch, 1) == 1, "peer gone: %s", strerror(errno));
+	CHECK(read_all(rd, &ch, 1) == 1, "peer gone");
+}
+
+/*
+ * One end of the connection in each of two processes.  Both shut down
+ * writing at the same moment, each reads all the other sent and then
+ * EOF (no reset), and both close at the same moment without error.
+ */
+static void simultaneous_side(int fd, int wr, int rd, uint64_t out,
+			      uint64_t in)
+{
+	char ch;
+
+	send_pattern(fd, 16384, out, 0);
+	barrier(wr, rd);
+	CHECK_OK(shutdown(fd, SHUT_WR));
+	recv_pattern(fd, 16384, in, 0);
+	CHECK(read(fd, &ch, 1) == 0, "no EOF: %s", strerror(errno));
+	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR set");
+	barrier(wr, rd);
+	CHECK_OK(close(fd));
+}
+
+static void test_simultaneous_close(void)
+{
+	int p1[2], p2[2], c, s, status;
+	pid_t pid;
+
+	net_pair(&c, &s);
+	CHECK_OK(pipe(p1));
+	CHECK_OK(pipe(p2));
+	pid = CHECK_OK(fork());
+	/* Each side keeps only its pipe ends: a dead peer reads as EOF. */
+	if (pid == 0) {
+		close(s);
+		close(p1[0]);
+		close(p2[1]);
+		simultaneous_side(c, p1[1], p2[0], 97, 101);
+		_exit(0);
+	}
+	close(c);
+	close(p1[1]);
+	close(p2[0]);
+	simultaneous_side(s, p2[1], p1[0], 101, 97);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the other side failed (status %#x)", status);
+	close(p1[0]);
+	close(p2[1]);
+}
+
+/* ---- Signals ---- */
+
+static volatile sig_atomic_t sigusr1_count;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	sigusr1_count++;
+}
+
+struct signaller {
+	pthread_t target;
+	pid_t tid;
+	int peer;		/* data sent here wakes the receiver */
+	bool stop;		/* __atomic access */
+};
+
+/* Is the thread asleep (in a blocking call)? */
+static bool task_sleeping(void *arg)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", *(pid_t *)arg);
+	if (read_file(path, buf, sizeof(buf)))
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/*
+ * Signal the target each time it sleeps, until told to stop.  If it
+ * sleeps on through several signals (its recv() was restarted), wake it
+ * with data so that the test fails rather than hangs.
+ */
+static void *signal_while_blocked(void *arg)
+{
+	struct signaller *sg = arg;
+	int sent = 0;
+
+	while (!__atomic_load_n(&sg->stop, __ATOMIC_ACQUIRE)) {
+		if (wait_until(task_sleeping, &sg->tid, 200)) {
+			if (sent++ == 5) {
+				write_all(sg->peer, "w", 1);
+				break;
+			}
+			pthread_kill(sg->target, SIGUSR1);
+		}
+		sleep_ms_poll(100);
+	}
+	return NULL;
+}
+
+/* Once a signal hit the sleeping target and it sleeps again, send data. */
+static void *signal_then_send(void *arg)
+{
+	struct signaller *sg = arg;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		CHECK(wait_until(task_sleeping, &sg->tid, WAIT_MS),
+		      "receiver never blocked");
+		pthread_kill(sg->target, SIGUSR1);
+		sleep_ms_poll(100);
+	}
+	CHECK(wait_until(task_sleeping, &sg->tid, WAIT_MS),
+	      "receiver did not block again");
+	CHECK(write_all(sg->peer, "late", 4) == 4, "write: %s", strerror(errno));
+	return NULL;
+}
+
+/*
+ * A blocking recv() interrupted by a signal whose handler was installed
+ * without SA_RESTART fails with EINTR.
+ */
+static void test_recv_eintr(void)
+{
+	struct signaller sg = { .target = pthread_self(), .tid = gettid() };
+	char buf[8];
+	pthread_t t;
+	ssize_t n;
+	int c, s, err;
+
+	install_handler(SIGUSR1, on_sigusr1, 0);
+	net_pair(&c, &s);
+	sg.peer = c;
+	sigusr1_count = 0;
+	CHECK(!pthread_create(&t, NULL, signal_while_blocked, &sg),
+	      "pthread_create");
+	n = recv(s, buf, sizeof(buf), 0);
+	err = errno;
+	__atomic_store_n(&sg.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK(n == -1 && err == EINTR, "recv: %zd %s, want EINTR", n,
+	      errname(err));
+	CHECK(sigusr1_count >= 1, "handler did not run");
+	close(s);
+	close(c);
+}
+
+/*
+ * With SA_RESTART the interrupted recv() is restarted: the handler runs,
+ * and recv() returns the data sent afterwards.
+ */
+static void test_recv_sa_restart(void)
+{
+	struct signaller sg = { .target = pthread_self(), .tid = gettid() };
+	char buf[8];
+	pthread_t t;
+	ssize_t n;
+	int c, s, err;
+
+	install_handler(SIGUSR1, on_sigusr1, SA_RESTART);
+	net_pair(&c, &s);
+	sg.peer = c;
+	sigusr1_count = 0;
+	CHECK(!pthread_create(&t, NULL, signal_then_send, &sg),
+	      "pthread_create");
+	n = recv(s, buf, sizeof(buf), 0);
+	err = errno;
+	pthread_join(t, NULL);
+	CHECK(n == 4 && !memcmp(buf, "late", 4), "recv: %zd %s, want the data",
+	      n, n < 0 ? errname(err) : "");
+	CHECK(sigusr1_count >= 2, "handler ran %d times", (int)sigusr1_count);
+	close(s);
+	close(c);
+}
+
+/* ---- Urgent data ---- */
+
+/*
+ * MSG_OOB: the urgent byte is signalled (POLLPRI), read apart with
+ * recv(MSG_OOB) (once: then EINVAL) and not in the stream; normal reads
+ * stop at the mark, where SIOCATMARK becomes true.  SDP may not support
+ * urgent data: send(MSG_OOB) then fails with EOPNOTSUPP.
+ */
+static void test_urgent_data(void)
+{
+	char buf[16], ch = 0;
+	int c, s, mark = -1;
+	ssize_t r;
+
+	net_pair(&c, &s);
+	CHECK(write_all(c, "abc", 3) == 3, "write: %s", strerror(errno));
+	errno = 0;
+	r = send(c, "X", 1, MSG_OOB);
+	if (r < 0 && errno == EOPNOTSUPP && test_is_sdp())
+		tap_skip("SDP does not support urgent data (MSG_OOB: EOPNOTSUPP)");
+	CHECK(r == 1, "send(MSG_OOB): %zd %s", r, errname(errno));
+	CHECK(write_all(c, "def", 3) == 3, "write: %s", strerror(errno));
+
+	CHECK(wait_fd(s, POLLPRI, WAIT_MS) & POLLPRI, "no POLLPRI");
+	CHECK_OK(ioctl(s, SIOCATMARK, &mark));
+	CHECK(mark == 0, "at the mark before reading the data before it");
+	CHECK(recv(s, &ch, 1, MSG_OOB) == 1 && ch == 'X',
+	      "recv(MSG_OOB) got %#x (%s)", ch, strerror(errno));
+	CHECK_ERRNO(recv(s, &ch, 1, MSG_OOB), EINVAL);
+	r = recv(s, buf, sizeof(buf), 0);
+	CHECK(r == 3 && !memcmp(buf, "abc", 3), "read up to the mark: %zd", r);
+	CHECK_OK(ioctl(s, SIOCATMARK, &mark));
+	CHECK(mark == 1, "SIOCATMARK %d at the mark", mark);
+	CHECK(read_all(s, buf, 3) == 3 && !memcmp(buf, "def", 3),
+	      "data after the mark");
+	CHECK_ERRNO(recv(s, buf, 1, MSG_DONTWAIT), EAGAIN);
+	close(s);
+	close(c);
+}
+
+static const struct tap_test tests[] = {
+	/* Connections */
+	TAP_TEST(test_bind_getsockname),
+	TAP_TEST(test_connect_ephemeral_port),
+	TAP_TEST(test_getpeername_both_ends),
+	TAP_TEST(test_bind_eaddrinuse),
+	TAP_TEST(test_reuseaddr_rebind),
+	TAP_TEST(test_listen_unbound),
+	TAP_TEST(test_connect_refused),
+	TAP_TEST(test_nonblocking_connect),
+	TAP_TEST(test_nonblocking_connect_refused),
+	TAP_TEST(test_connect_no_route),
+	TAP_TEST(test_accept4_flags),
+	TAP_TEST(test_accept_nonblocking_eagain),
+	TAP_TEST(test_listen_backlog),
+	TAP_TEST(test_ipv6_dual_stack),
+	TAP_TEST(test_sdp_family_in_sockaddr),
+	TAP_TEST(test_privileged_port),
+	/* Data */
+	TAP_TEST(test_small_roundtrip),
+	TAP_TEST(test_large_write_partial_reads),
+	TAP_TEST(test_readv_writev),
+	TAP_TEST(test_msg_peek),
+	TAP_TEST(test_msg_dontwait),
+	TAP_TEST(test_msg_waitall),
+	TAP_TEST(test_siocinq),
+	TAP_TEST(test_siocoutq),
+	TAP_TEST(test_so_rcvtimeo),
+	TAP_TEST(test_so_sndtimeo),
+	TAP_TEST(test_buffer_sizes),
+	TAP_TEST(test_tcp_nodelay_cork),
+	TAP_TEST(test_msg_more),
+	TAP_TEST(test_so_keepalive),
+	TAP_TEST(test_poll_readiness),
+	TAP_TEST(test_epoll_edge_triggered),
+	TAP_TEST(test_epoll_rdhup),
+	/* Full duplex and many connections */
+	TAP_TEST(test_full_duplex_integrity),
+	TAP_TEST(test_many_connections),
+	/* Teardown */
+	TAP_TEST(test_shutdown_half_close),
+	TAP_TEST(test_close_delivers_all),
+	TAP_TEST(test_close_unread_resets),
+	TAP_TEST(test_linger_zero_resets),
+	TAP_TEST(test_write_after_close_sigpipe),
+	TAP_TEST(test_write_after_close_nosignal),
+	TAP_TEST(test_simultaneous_close),
+	/* Signals */
+	TAP_TEST(test_recv_eintr),
+	TAP_TEST(test_recv_sa_restart),
+	/* Urgent data */
+	TAP_TEST(test_urgent_data),
+};
+
+TAP_MAIN(tests)
