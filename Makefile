@@ -28,7 +28,8 @@ TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # Suites in the order they run: the test bed first, so that a broken
 # guest is told apart from a broken module.
-SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream
+SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
+	tests/bin/rdma
 KSRCS := $(wildcard src/*.c src/*.h) include/uapi/linux/sdp.h
 
 .PHONY: all module tests examples check check-vm demo demo-vm lint checkpatch deps clean

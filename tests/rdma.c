@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SDP on a real RDMA device (rxe0 in the test guest): the bytes go over
+ * RDMA, Debian's unmodified qperf talks SDP to the module, and removing
+ * the device under open connections fails them cleanly.  The device
+ * removal test comes last: it deletes and re-creates rxe0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/sdp.h>
+
+#include "net.h"
+#include "tap.h"
+#include "util.h"
+
+extern char **environ;
+
+static long long port_counter(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", TEST_IBDEV(),
+		 name);
+	return read_ull(path);
+}
+
+static void transfer(int from, int to, size_t total)
+{
+	static char buf[256 * 1024];
+	size_t done = 0;
+
+	if (fork() == 0) {
+		size_t sent = 0;
+
+		while (sent < total) {
+			size_t n = total - sent < sizeof(buf) ? total - sent :
+								  sizeof(buf);
+
+			pattern_fill(buf, n, 7, sent);
+			if (write_all(from, buf, n) != (ssize_t)n)
+				_exit(1);
+			sent += n;
+		}
+		_exit(0);
+	}
+	while (done < total) {
+		ssize_t n = read(to, buf, sizeof(buf));
+
+		CHECK(n > 0, "read: %zd %s", n, strerror(errno));
+		CHECK(pattern_check(buf, n, 7, done) < 0, "data mismatch at %zu",
+		      done);
+		done += n;
+	}
+}
+
+/*
+ * 8 MiB over SDP moves the rxe packet counters by at least one packet per
+ * 4 KiB (the RoCE MTU); the same over TCP to the same address does not
+ * touch them.
+ */
+static void test_bytes_go_over_rdma(void)
+{
+	const size_t total = 8 << 20;
+	long long s0, r0, s1, r1;
+	int c, s;
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	net_pair(&c, &s);
+	s0 = port_counter("sent_pkts");
+	r0 = port_counter("rcvd_pkts");
+	CHECK(s0 >= 0 && r0 >= 0, "no hw_counters on %s", TEST_IBDEV());
+	transfer(c, s, total);
+	s1 = port_counter("sent_pkts");
+	r1 = port_counter("rcvd_pkts");
+	tap_diag("%zu bytes over SDP: sent_pkts +%lld, rcvd_pkts +%lld", total,
+		 s1 - s0, r1 - r0);
+	CHECK(s1 - s0 >= (long long)(total / 4096), "too few packets sent");
+	CHECK(r1 - r0 >= (long long)(total / 4096), "too few packets received");
+	close(c);
+	close(s);
+
+	/* The control experiment: TCP between the same addresses. */
+	{
+		struct sockaddr_storage a;
+		socklen_t len = make_sockaddr(&a, TEST_ADDR(), 0);
+		int l = CHECK_OK(socket(a.ss_family, SOCK_STREAM, 0));
+		socklen_t alen = sizeof(a);
+
+		CHECK_OK(bind(l, (struct sockaddr *)&a, len));
+		CHECK_OK(listen(l, 1));
+		CHECK_OK(getsockname(l, (struct sockaddr *)&a, &alen));
+		c = CHECK_OK(socket(a.ss_family, SOCK_STREAM, 0));
+		CHECK_OK(connect(c, (struct sockaddr *)&a, alen));
+		s = CHECK_OK(accept(l, NULL, NULL));
+		s0 = port_counter("sent_pkts");
+		transfer(c, s, total);
+		s1 = port_counter("sent_pkts");
+		tap_diag("%zu bytes over TCP: sent_pkts +%lld", total, s1 - s0);
+		CHECK(s1 - s0 < 16, "TCP moved the rxe counters");
+		close(c);
+		close(s);
+		close(l);
+	}
+}
+
+static int spawn(pid_t *pid, const char *const argv[], const char *out)
+{
+	posix_spawn_file_actions_t fa;
+	int ret;
+
+	posix_spawn_file_actions_init(&fa);
+	if (out)
+		posix_spawn_file_actions_addopen(&fa, 1, out,
+						 O_WRONLY | O_CREAT | O_TRUNC,
+						 0644);
+	ret = posix_spawnp(pid, argv[0], &fa, NULL, (char *const *)argv,
+			   environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return ret;
+}
+
+/*
+ * Debian's unmodified qperf: its sdp_bw and sdp_lat tests open family 27
+ * sockets on both ends (the server side included).
+ */
+static void test_qperf_sdp(void)
+{
+	const char *server[] = { "qperf", NULL };
+	const char *client[] = { "qperf", "-t", "2", "-v", TEST_ADDR(),
+				 "sdp_bw", "sdp_lat", NULL };
+	const char *out = "/tmp/qperf-sdp.out";
+	char text[4096];
+	int status = -1, i;
+	pid_t srv, cli;
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	CHECK(spawn(&srv, server, "/dev/null") == 0, "cannot start qperf");
+	/* The server needs a moment to listen on its control port. */
+	for (i = 0; i < 50; i++) {
+		CHECK(spawn(&cli, client, out) == 0, "cannot start qperf");
+		CHECK(waitpid(cli, &status, 0) == cli, "waitpid");
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			break;
+		usleep(100000);
+	}
+	kill(srv, SIGTERM);
+	waitpid(srv, NULL, 0);
+	CHECK(read_file(out, text, sizeof(text)) == 0, "no qperf output");
+	printf("%s\n", text);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "qperf failed (status %#x)", status);
+	CHECK(strstr(text, "sdp_bw:") && strstr(text, "/sec"),
+	      "no sdp_bw result");
+	CHECK(strstr(text, "sdp_lat:") && strstr(text, "latency"),
+	      "no sdp_lat result");
+}
+
+struct blocked_recv {
+	int fd;
+	int err;
+	ssize_t ret;
+};
+
+static void *blocked_recv(void *arg)
+{
+	struct blocked_recv *b = arg;
+	char c;
+
+	b->ret = recv(b->fd, &c, 1, 0);
+	b->err = errno;
+	return NULL;
+}
+
+static bool is_reset(int err)
+{
+	return err == ECONNRESET || err == ENETDOWN;
+}
+
+/*
+ * `rdma link delete` under open connections: every socket gets an error
+ * (ECONNRESET or ENETDOWN), a blocked reader wakes up, nothing hangs, and
+ * after the device is back new connections work.  The harness then checks
+ * that sdp unloads and gave back every RDMA resource.
+ */
+static void test_device_removal(void)
+{
+	const char *del[] = { "rdma", "link", "delete", TEST_IBDEV(), NULL };
+	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
+			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
+	struct blocked_recv br;
+	struct sockaddr_storage la;
+	int c[3], s[3], l, i, err;
+	pthread_t thr;
+	struct pollfd p;
+	char state[64], path[256];
+	char x = 'x';
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	for (i = 0; i < 3; i++)
+		net_pair(&c[i], &s[i]);
+	l = net_listener(&la, 4, 0);
+	/* Unread data on one connection, a corked partial send on another. */
+	CHECK(write(c[1], "abc", 3) == 3, "write");
+	sockopt_set(c[2], IPPROTO_TCP, TCP_CORK, 1);
+	CHECK(write(c[2], "def", 3) == 3, "write");
+	br.fd = s[0];
+	CHECK(pthread_create(&thr, NULL, blocked_recv, &br) == 0, "thread");
+	sleep_ms_poll(200);
+
+	CHECK(run(del) == 0, "rdma link delete failed");
+
+	/* The blocked reader wakes up with an error. */
+	CHECK(pthread_join(thr, NULL) == 0, "join");
+	CHECK(br.ret == -1 && is_reset(br.err), "blocked recv: %zd %s", br.ret,
+	      strerror(br.err));
+	for (i = 0; i < 3; i++) {
+		p = (struct pollfd){ .fd = c[i], .events = POLLIN | POLLOUT };
+		CHECK(poll(&p, 1, 5000) == 1 && (p.revents & POLLERR),
+		      "client %d revents %#x", i, p.revents);
+		err = sockopt_get(c[i], SOL_SOCKET, SO_ERROR);
+		CHECK(is_reset(err), "client %d SO_ERROR %s", i, strerror(err));
+		CHECK_ERRNO(send(c[i], &x, 1, MSG_NOSIGNAL), EPIPE);
+		err = sockopt_get(s[i], SOL_SOCKET, SO_ERROR);
+		CHECK(is_reset(err) || i == 0, "server %d SO_ERROR %s", i,
+		      strerror(err));
+	}
+	for (i = 0; i < 3; i++) {
+		close(c[i]);
+		close(s[i]);
+	}
+	close(l);
+
+	/* The device comes back and SDP works on it again. */
+	CHECK(run(add) == 0, "rdma link add failed");
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state",
+		 TEST_IBDEV());
+	for (i = 0; i < 100; i++) {
+		if (!read_file(path, state, sizeof(state)) &&
+		    strstr(state, "ACTIVE"))
+			break;
+		sleep_ms_poll(100);
+	}
+	net_pair(&c[0], &s[0]);
+	CHECK(write(c[0], "ok", 2) == 2, "write after re-add");
+	CHECK(read(s[0], state, 2) == 2, "read after re-add");
+	close(c[0]);
+	close(s[0]);
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_bytes_go_over_rdma),
+	TAP_TEST(test_qperf_sdp),
+	TAP_TEST(test_device_removal),
+};
+
+TAP_MAIN(tests)
