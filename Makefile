@@ -7,7 +7,8 @@
 #   make check         install what is missing, lint, run every suite in a
 #                      QEMU guest with Soft-RoCE (KERNEL=debug: on a debug
 #                      kernel with KASAN, lockdep, kmemleak, UBSAN)
-#   make demo          boot the guest and show an SDP socket
+#   make demo          boot the guest and show an echo over SDP
+#   make bench         SDP vs TCP vs verbs latency and bandwidth table
 #   make lint          W=1 build, sparse and checkpatch, failing on any
 #                      warning
 #   make checkpatch    checkpatch.pl --strict over the sources
@@ -32,7 +33,8 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/rdma
 KSRCS := $(wildcard src/*.c src/*.h) include/uapi/linux/sdp.h
 
-.PHONY: all module tests examples check check-vm demo demo-vm lint checkpatch deps clean
+.PHONY: all module tests examples check check-vm demo demo-vm bench bench-vm \
+	lint checkpatch deps clean
 
 all: module tests examples
 
@@ -73,6 +75,13 @@ demo: deps
 
 demo-vm: all
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/demo
+
+# A benchmark, not a test: prints a table (scripts/bench).
+bench: deps
+	$(MAKE) bench-vm
+
+bench-vm: all
+	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -588,6 +588,7 @@ static void sdp_listen_stop(struct sdp_sock *lssk)
 static int sdp_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
+	struct rdma_cm_id *id = NULL;
 	struct sdp_sock *ssk;
 	bool listener;
 
@@ -642,9 +643,25 @@ static int sdp_release(struct socket *sock)
 					SDP_FIN_TIMEOUT))
 			sock_put(sk);
 	}
-	sdp_queue_work(ssk);
+	/*
+	 * A socket without a connection (listener, bound, or still
+	 * resolving) gives its port back now, as TCP's close does; the
+	 * CM handler ignores the id once it is no longer ssk->id.
+	 */
+	if (ssk->id && !test_bit(SDP_F_QP, &ssk->flags)) {
+		id = ssk->id;
+		ssk->id = NULL;
+		clear_bit(SDP_F_BOUND, &ssk->flags);
+	}
+	/* A connection is torn down in the background (sdp_work()). */
+	if (ssk->id)
+		sdp_queue_work(ssk);
 	release_sock(sk);
 
+	if (id) {
+		rdma_destroy_id(id);
+		sock_put(sk);	/* the id's reference */
+	}
 	if (listener)
 		sdp_listen_stop(ssk);
 	sock->sk = NULL;

@@ -9,6 +9,7 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/irq_poll.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
@@ -86,7 +87,9 @@ enum {
  * @flags: SDP_F_* bits
  * @id: the RDMA CM id; changed only under lock_sock()
  * @sdev: device state, referenced while the QP exists
- * @cq: send and receive completion queue (IB_POLL_SOFTIRQ)
+ * @cq: send and receive completion queue (sdp_cq.c)
+ * @poll_lock: held while completions of @cq are processed
+ * @iop: softirq polling of @cq
  * @qp: the RC queue pair (owned by @id)
  * @rx_ring: @rx_count receive buffers
  * @rx_queue: received buffers with unread payload, in order
@@ -94,7 +97,6 @@ enum {
  * @rx_mseq_last: mseq of the last message received
  * @rx_mseq_limit: highest mseq the peer may send given our adverts
  * @rx_bytes: unread payload bytes in @rx_queue
- * @rx_peer_unadv: buffers reposted since we last told the peer
  * @tx_ring: @tx_count send buffers for data
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted
@@ -124,6 +126,8 @@ struct sdp_sock {
 	struct rdma_cm_id *id;
 	struct sdp_device *sdev;
 	struct ib_cq *cq;
+	spinlock_t poll_lock;	/* see above */
+	struct irq_poll iop;
 	struct ib_qp *qp;
 
 	struct sdp_buf *rx_ring;
@@ -133,7 +137,6 @@ struct sdp_sock {
 	u32 rx_mseq_last;
 	u32 rx_mseq_limit;
 	u32 rx_bytes;
-	unsigned int rx_peer_unadv;
 
 	struct sdp_buf *tx_ring;
 	unsigned int tx_count;
@@ -202,6 +205,12 @@ void sdp_work(struct work_struct *work);
 void sdp_timeout_work(struct work_struct *work);
 void sdp_check_close_done(struct sdp_sock *ssk);
 
+/* sdp_cq.c */
+int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe);
+void sdp_cq_destroy(struct sdp_sock *ssk);
+void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
+		   size_t arg);
+
 /* sdp_tx.c */
 int sdp_tx_ring_alloc(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
@@ -210,6 +219,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len);
 void sdp_tx_flush(struct sdp_sock *ssk);
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
 void sdp_tx_try_control(struct sdp_sock *ssk);
+u32 sdp_credit_grant(const struct sdp_sock *ssk);
 void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 		   bool seq);
 bool sdp_tx_idle(const struct sdp_sock *ssk);

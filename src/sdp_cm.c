@@ -54,10 +54,8 @@ static void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		rdma_destroy_qp(id);
 		ssk->qp = NULL;
 	}
-	if (ssk->cq) {
-		ib_free_cq(ssk->cq);
-		ssk->cq = NULL;
-	}
+	if (ssk->cq)
+		sdp_cq_destroy(ssk);
 	if (ssk->sdev) {
 		sdp_rx_ring_free(ssk);
 		sdp_tx_ring_free(ssk);
@@ -87,12 +85,9 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	ssk->tx_count = sdp_bufs(sk->sk_sndbuf,
 				 sk->sk_userlocks & SOCK_SNDBUF_LOCK);
 	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 2;
-	ssk->cq = ib_alloc_cq(id->device, ssk, ncqe, 0, IB_POLL_SOFTIRQ);
-	if (IS_ERR(ssk->cq)) {
-		err = PTR_ERR(ssk->cq);
-		ssk->cq = NULL;
+	err = sdp_cq_create(ssk, id->device, ncqe);
+	if (err)
 		goto err;
-	}
 
 	attr.qp_context = ssk;
 	attr.send_cq = ssk->cq;

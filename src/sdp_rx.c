@@ -270,8 +270,6 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (!queued && !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		if (sdp_post_recv(ssk, b))
 			__sdp_conn_abort(ssk, ECONNRESET, true);
-		else
-			ssk->rx_peer_unadv++;
 	}
 	/* New credits may let queued control messages go. */
 	sdp_tx_try_control(ssk);
@@ -284,21 +282,6 @@ out:
 		sk->sk_write_space(sk);
 }
 
-/*
- * After the reader freed buffers: tell the peer about them if it may be
- * running short or if many have piled up.  ssk->lock held.
- */
-static void sdp_rx_maybe_update(struct sdp_sock *ssk)
-{
-	u32 peer_credits = ssk->rx_mseq_limit - ssk->rx_mseq_last;
-
-	if (!ssk->rx_peer_unadv)
-		return;
-	if (peer_credits <= SDP_DATA_MIN_CREDITS ||
-	    ssk->rx_peer_unadv >= ssk->rx_count / 2)
-		sdp_post_ctrl(ssk, SDP_MID_DATA);
-}
-
 /* Repost a fully read buffer; ssk->lock held. */
 static void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 {
@@ -306,11 +289,8 @@ static void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 	if (test_bit(SDP_F_ABORT, &ssk->flags) ||
 	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
 		return;
-	if (sdp_post_recv(ssk, b)) {
+	if (sdp_post_recv(ssk, b))
 		__sdp_conn_abort(ssk, ECONNRESET, true);
-		return;
-	}
-	ssk->rx_peer_unadv++;
 }
 
 /* Is there data beyond the first @skip unread bytes, or news? */
@@ -420,15 +400,19 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 			err = sock_intr_errno(timeo);
 			break;
 		}
+		sdp_busy_poll(sk, sdp_rx_ready, peeked);
+		if (sdp_rx_ready(sk, peeked))
+			continue;
 		add_wait_queue(sk_sleep(sk), &wait);
 		sk_wait_event(sk, &timeo, sdp_rx_ready(sk, peeked), &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
 	}
 
 	if (!peek) {
+		/* Freed buffers may be worth a credit update. */
 		spin_lock_bh(&ssk->lock);
 		if (test_bit(SDP_F_QP, &ssk->flags))
-			sdp_rx_maybe_update(ssk);
+			sdp_tx_try_control(ssk);
 		spin_unlock_bh(&ssk->lock);
 	}
 	return copied ? copied : err;

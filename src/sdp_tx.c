@@ -21,7 +21,8 @@
  * control messages, so that a credit update can always be sent.
  *
  * Control messages (credit update, DisConn, AbortConn) are a bare BSDH
- * and use a ring of their own; they need one credit.
+ * and use a ring of their own; they need one credit, and the last credit
+ * only goes to one that grants the peer a new credit (sdp_post_ctrl()).
  */
 #include <linux/dma-mapping.h>
 #include <linux/sched/signal.h>
@@ -125,7 +126,19 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 	h->mseq_ack = cpu_to_be32(seq ? ssk->rx_mseq_last : 0);
 	if ((s32)(limit - ssk->rx_mseq_limit) > 0)
 		ssk->rx_mseq_limit = limit;
-	ssk->rx_peer_unadv = 0;
+}
+
+/*
+ * Credits a message from us would add to what the peer may already use:
+ * our posted buffers minus the messages the peer may still send under our
+ * last advertisement (it cannot have more than those in flight).
+ * ssk->lock held.
+ */
+u32 sdp_credit_grant(const struct sdp_sock *ssk)
+{
+	u32 peer_credits = ssk->rx_mseq_limit - ssk->rx_mseq_last;
+
+	return ssk->rx_posted > peer_credits ? ssk->rx_posted - peer_credits : 0;
 }
 
 static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len)
@@ -169,6 +182,16 @@ int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
 	if (ssk->tx_credits < 1 ||
 	    ssk->ctrl_head - ssk->ctrl_tail >= SDP_CTRL_BUFS)
 		return -EAGAIN;
+	/*
+	 * The last credit goes only to a message that grants the peer
+	 * enough new credits to send data (which carries credits back), so
+	 * the two sides never both wait with no credit to tell each other
+	 * about freed buffers.  An abort ends the connection and may take
+	 * it anyway.
+	 */
+	if (ssk->tx_credits == 1 && mid != SDP_MID_ABORT &&
+	    sdp_credit_grant(ssk) < SDP_DATA_MIN_CREDITS)
+		return -EAGAIN;
 	b = &ssk->ctrl_ring[ssk->ctrl_head % SDP_CTRL_BUFS];
 	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR, true);
 	b->off = mid;	/* remembered for the completion */
@@ -205,12 +228,28 @@ static void sdp_tx_push(struct sdp_sock *ssk)
  */
 void sdp_tx_try_control(struct sdp_sock *ssk)
 {
+	u32 grant;
+
+	if (!sdp_tx_usable(ssk))
+		return;
 	sdp_tx_push(ssk);
 	if (test_bit(SDP_F_DISCONN_WANT, &ssk->flags) &&
 	    !test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
 	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill &&
 	    !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
 		set_bit(SDP_F_DISCONN_SENT, &ssk->flags);
+
+	/*
+	 * A credit update, when it lets a peer that may be running short
+	 * send data again, or when the buffers it announces add up to half
+	 * the ring.  An update only answers another one if it grants at
+	 * least two credits, so updates do not bounce back and forth.
+	 */
+	grant = sdp_credit_grant(ssk);
+	if (grant >= SDP_DATA_MIN_CREDITS &&
+	    (ssk->rx_mseq_limit - ssk->rx_mseq_last <= SDP_DATA_MIN_CREDITS ||
+	     grant >= ssk->rx_count / 2))
+		sdp_post_ctrl(ssk, SDP_MID_DATA);
 }
 
 /* Commit the slot being filled, if any, and send.  ssk->lock held. */

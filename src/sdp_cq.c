@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- the completion queue of a connection, and
+ * busy polling.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * Each connection has one CQ for sends and receives.  Completions are
+ * processed in softirq context (irq_poll, scheduled by the CQ's
+ * completion event) or, while a reader waits for data, by the reader
+ * itself polling the CQ for a short while before it sleeps (OFED's
+ * recv_poll; SO_BUSY_POLL or the recv_poll module parameter).  Both go
+ * through sdp_cq_process() under sdp_sock::poll_lock, so that
+ * completions are handled one at a time and in order: ib_alloc_cq()'s
+ * own polling could not be shared that way, hence ib_create_cq() here.
+ */
+#include <linux/list.h>
+#include <linux/irq_poll.h>
+#include <linux/module.h>
+#include <linux/sched/clock.h>
+#include <net/busy_poll.h>
+
+#include "sdp.h"
+
+#define SDP_CQ_BUDGET	64
+#define SDP_CQ_BATCH	16
+
+static unsigned int recv_poll = 100;
+module_param(recv_poll, uint, 0644);
+MODULE_PARM_DESC(recv_poll,
+		 "microseconds a blocking receive polls the CQ before it sleeps, unless SO_BUSY_POLL says otherwise (default 100, 0 disables, at most 100000)");
+
+/* Handle up to @budget completions; poll_lock held, BHs off. */
+static int sdp_cq_process(struct sdp_sock *ssk, int budget)
+{
+	struct ib_wc wcs[SDP_CQ_BATCH];
+	int done = 0, n, i;
+
+	while (done < budget) {
+		n = ib_poll_cq(ssk->cq, min(budget - done, SDP_CQ_BATCH), wcs);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			wcs[i].wr_cqe->done(ssk->cq, &wcs[i]);
+		done += n;
+	}
+	return done;
+}
+
+static int sdp_cq_poll(struct irq_poll *iop, int budget)
+{
+	struct sdp_sock *ssk = container_of(iop, struct sdp_sock, iop);
+	int done;
+
+	spin_lock(&ssk->poll_lock);
+	done = sdp_cq_process(ssk, budget);
+	spin_unlock(&ssk->poll_lock);
+	if (done < budget) {
+		irq_poll_complete(iop);
+		if (ib_req_notify_cq(ssk->cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			irq_poll_sched(iop);
+	}
+	return done;
+}
+
+static void sdp_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct sdp_sock *ssk = ctx;
+
+	irq_poll_sched(&ssk->iop);
+}
+
+int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe)
+{
+	struct ib_cq_init_attr attr = { .cqe = ncqe };
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(dev, sdp_cq_event, NULL, ssk, &attr);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	ssk->cq = cq;
+	spin_lock_init(&ssk->poll_lock);
+	irq_poll_init(&ssk->iop, SDP_CQ_BUDGET, sdp_cq_poll);
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	return 0;
+}
+
+/* After the QP is destroyed: no completion can come any more. */
+void sdp_cq_destroy(struct sdp_sock *ssk)
+{
+	irq_poll_disable(&ssk->iop);
+	ib_destroy_cq(ssk->cq);
+	ssk->cq = NULL;
+}
+
+/*
+ * Poll the CQ from process context for at most the busy-poll time, until
+ * @done(@sk, @arg) holds.  Called with lock_sock() held, before sleeping.
+ */
+void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
+		   size_t arg)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	unsigned int usec = READ_ONCE(sk->sk_ll_usec) ?: READ_ONCE(recv_poll);
+	u64 end;
+
+	if (!usec || !ssk->cq || !test_bit(SDP_F_QP, &ssk->flags))
+		return;
+	end = local_clock() + min(usec, 100000U) * NSEC_PER_USEC;
+	do {
+		if (spin_trylock_bh(&ssk->poll_lock)) {
+			sdp_cq_process(ssk, SDP_CQ_BATCH);
+			spin_unlock_bh(&ssk->poll_lock);
+		}
+		if (done(sk, arg))
+			return;
+		cpu_relax();
+	} while (!signal_pending(current) && !need_resched() &&
+		 local_clock() < end);
+}

@@ -1,0 +1,1382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A misbehaving peer: this suite speaks SDP itself, from user space with
+ * librdmacm and libibverbs, to an SDP socket of the module, and breaks
+ * the protocol on purpose.  Each case connects to a fresh SDP listener
+ * (RDMA_PS_TCP, RC QP, a valid 32-byte Hello as the connect request's
+ * private data), accepts the SDP socket, then sends hand-built messages
+ * with IBV_WR_SEND and checks the kernel's reaction:
+ *
+ *   - a well-formed exchange works both ways (so that the peer is known
+ *     to speak the protocol, and the other cases fail for their reason);
+ *   - every protocol error of Documentation/networking/sdp.rst ("Aborts
+ *     and protocol errors") aborts the connection: the SDP socket reports
+ *     ECONNRESET once (poll POLLERR|POLLHUP, then recv or SO_ERROR), EOF
+ *     afterwards, EPIPE on send, close() works, the kernel logs the
+ *     reason, and the peer sees the connection end (DISCONNECTED);
+ *   - an AbortConn from the peer resets the socket without a log line.
+ *
+ * Every wait is bounded; every verbs and CM object is released, and the
+ * socket count of /proc/net/sdp must be back where it was after each
+ * case.  Link with -lrdmacm -libverbs.
+ *
+ * The kernel's warnings are net_warn_ratelimited(): at most 10 per 5 s
+ * for the whole network stack.  The suite logs about a dozen, so main()
+ * raises net.core.message_burst for its run (and puts it back after);
+ * where that sysctl cannot be written, a kmsg check may miss its line.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/sdp.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "net.h"
+#include "tap.h"
+#include "util.h"
+
+/* How long something that should happen promptly may take (slow VMs). */
+#define WAIT_MS		10000
+
+/* The peer's side: receive buffers (as the module's), send slots. */
+#define PEER_RX_BUFS	8
+#define PEER_BUF_SIZE	(32 * 1024)
+#define PEER_TX_SLOTS	64
+#define PEER_TX_SLOT	1024
+#define PEER_BIG	(64 * 1024)	/* for messages too big to receive */
+#define PEER_MAX_MSGS	64
+#define WR_RECV		0x10000ULL
+
+/* Wire format (src/sdp_proto.h); all fields big-endian on the wire. */
+enum {
+	MID_HELLO	= 0x00,
+	MID_HELLO_ACK	= 0x01,
+	MID_DISCONN	= 0x02,
+	MID_ABORT	= 0x03,
+	MID_SENDSM	= 0x04,
+	MID_SRCAVAIL	= 0xfe,
+	MID_DATA	= 0xff,
+};
+
+struct bsdh {
+	uint8_t mid;
+	uint8_t flags;
+	uint16_t bufs;
+	uint32_t len;
+	uint32_t mseq;
+	uint32_t mseq_ack;
+} __attribute__((packed));
+
+struct hello {
+	struct bsdh bsdh;
+	uint8_t version;
+	uint8_t ipv;
+	uint8_t rsvd1;
+	uint8_t max_adverts;
+	uint32_t desremrcvsz;
+	uint32_t localrcvsz;
+	uint16_t port;
+	uint16_t rsvd2;
+} __attribute__((packed));
+
+struct hello_ack {
+	struct bsdh bsdh;
+	uint8_t version;
+	uint8_t ipv;
+	uint8_t rsvd1;
+	uint8_t max_adverts;
+	uint32_t actrcvsz;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct bsdh) == 16, "BSDH is 16 bytes");
+_Static_assert(sizeof(struct hello) == 32, "Hello is 32 bytes");
+_Static_assert(sizeof(struct hello_ack) == 24, "HelloAck is 24 bytes");
+
+/* A message the peer received from the module, header in host order. */
+struct msg {
+	uint8_t mid;
+	uint8_t flags;
+	uint16_t bufs;
+	uint32_t len;
+	uint32_t mseq;
+	uint32_t mseq_ack;
+	uint32_t byte_len;
+	char payload[64];
+	size_t paylen;
+};
+
+struct peer {
+	/* The module's side. */
+	struct sockaddr_storage addr;
+	int listener;
+	int sock;
+	int sockets_before;
+
+	/* The peer's side. */
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	size_t buf_len;
+	bool qp;
+	struct ibv_qp *qpp;		/* the QP (p->id->qp unless manual) */
+	bool manual;			/* QP ours: RTU only on peer_rtu() */
+	unsigned int seen[32];		/* CM events seen, by type */
+	struct hello_ack ha;		/* HelloAck (wire order) */
+	size_t ha_len;
+
+	unsigned int credits;		/* bufs of the HelloAck */
+	uint32_t tx_mseq;		/* mseq of our last message */
+	uint32_t rx_mseq;		/* mseq of the module's last message */
+	unsigned int tx_slot;
+	unsigned int tx_posted, tx_done, tx_errors;
+	enum ibv_wc_status tx_status;	/* last failed send's status */
+	unsigned int rx_flushed, rx_errors;
+	struct msg rx[PEER_MAX_MSGS];
+	unsigned int rx_n;		/* messages received */
+	bool completion_errors_ok;	/* the case makes the module log some */
+	unsigned int rx_read;		/* ... and taken by peer_next_msg() */
+};
+
+/* ---- Kernel log ---------------------------------------------------- */
+
+static struct {
+	int fd;
+	char text[256 * 1024];
+	size_t len;
+} klog = { .fd = -1 };
+
+/* Start collecting the kernel log from now on. */
+static void klog_start(void)
+{
+	klog.fd = kmsg_open();
+	CHECK(klog.fd >= 0, "/dev/kmsg: %s", strerror(errno));
+	klog.len = 0;
+	klog.text[0] = '\0';
+}
+
+/* Append the message text of every record logged since. */
+static void klog_read(void)
+{
+	char rec[8192];
+	ssize_t n;
+
+	for (;;) {
+		const char *text;
+		size_t tl;
+
+		n = read(klog.fd, rec, sizeof(rec) - 1);
+		if (n < 0) {
+			if (errno == EPIPE)	/* overwritten records */
+				continue;
+			break;			/* EAGAIN: nothing more */
+		}
+		rec[n] = '\0';
+		/* "prio,seq,usec,flags;text\n" (then continuation lines) */
+		text = strchr(rec, ';');
+		text = text ? text + 1 : rec;
+		tl = strcspn(text, "\n");
+		if (klog.len + tl + 2 > sizeof(klog.text))
+			continue;
+		memcpy(klog.text + klog.len, text, tl);
+		klog.len += tl;
+		klog.text[klog.len++] = '\n';
+		klog.text[klog.len] = '\0';
+	}
+}
+
+static bool klog_has(const char *needle)
+{
+	klog_read();
+	return strstr(klog.text, needle) != NULL;
+}
+
+/* Show what sdp logged during the case (for the TAP output). */
+static void klog_show(void)
+{
+	const char *line = klog.text;
+
+	klog_read();
+	while (*line) {
+		size_t l = strcspn(line, "\n");
+
+		if (!strncmp(line, "sdp", 3) || strstr(line, "suppressed"))
+			tap_diag("kernel: %.*s", (int)l, line);
+		line += l + (line[l] == '\n');
+	}
+}
+
+/* The log must hold @needle; fail with what was logged otherwise. */
+static void klog_expect(const char *needle)
+{
+	if (!klog_has(needle)) {
+		klog_show();
+		CHECK(false, "no kernel log line with \"%s\"", needle);
+	}
+}
+
+/* Nothing in the log should say a completion failed. */
+static void klog_no_completion_errors(void)
+{
+	if (klog_has("completion error")) {
+		klog_show();
+		CHECK(false, "the module logged a completion error");
+	}
+}
+
+/* ---- The peer: CM events and completions --------------------------- */
+
+static bool cm_error_event(enum rdma_cm_event_type e)
+{
+	return e == RDMA_CM_EVENT_ADDR_ERROR ||
+	       e == RDMA_CM_EVENT_ROUTE_ERROR ||
+	       e == RDMA_CM_EVENT_CONNECT_ERROR ||
+	       e == RDMA_CM_EVENT_UNREACHABLE ||
+	       e == RDMA_CM_EVENT_REJECTED ||
+	       e == RDMA_CM_EVENT_DEVICE_REMOVAL;
+}
+
+/* Take every pending CM event (the channel's fd is non-blocking). */
+static void peer_cm_drain(struct peer *p)
+{
+	struct rdma_cm_event *ev;
+
+	while (rdma_get_cm_event(p->ec, &ev) == 0) {
+		if ((unsigned int)ev->event < 32)
+			p->seen[ev->event]++;
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED ||
+		    ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
+			const void *pd = ev->param.conn.private_data;
+			size_t len = ev->param.conn.private_data_len;
+
+			p->ha_len = len;
+			if (pd)
+				memcpy(&p->ha, pd, len < sizeof(p->ha) ?
+				       len : sizeof(p->ha));
+		}
+		if (cm_error_event(ev->event) || ev->status)
+			tap_diag("CM event %s, status %d",
+				 rdma_event_str(ev->event), ev->status);
+		rdma_ack_cm_event(ev);
+	}
+}
+
+static int peer_post_recv(struct peer *p, unsigned int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(p->buf + (size_t)i * PEER_BUF_SIZE),
+		.length = PEER_BUF_SIZE,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = WR_RECV | i,
+		.sg_list = &sge,
+		.num_sge = 1,
+	}, *bad;
+
+	return ibv_post_recv(p->qpp, &wr, &bad);
+}
+
+static void peer_record(struct peer *p, unsigned int i, uint32_t byte_len)
+{
+	const uint8_t *data = p->buf + (size_t)i * PEER_BUF_SIZE;
+	struct msg *m;
+	struct bsdh h;
+
+	if (p->rx_n >= PEER_MAX_MSGS) {
+		p->rx_n++;
+		return;
+	}
+	m = &p->rx[p->rx_n++];
+	memset(m, 0, sizeof(*m));
+	m->byte_len = byte_len;
+	if (byte_len < sizeof(h)) {
+		m->mid = byte_len ? data[0] : 0;
+		return;
+	}
+	memcpy(&h, data, sizeof(h));
+	m->mid = h.mid;
+	m->flags = h.flags;
+	m->bufs = ntohs(h.bufs);
+	m->len = ntohl(h.len);
+	m->mseq = ntohl(h.mseq);
+	m->mseq_ack = ntohl(h.mseq_ack);
+	m->paylen = byte_len - sizeof(h);
+	if (m->paylen > sizeof(m->payload))
+		m->paylen = sizeof(m->payload);
+	memcpy(m->payload, data + sizeof(h), m->paylen);
+	p->rx_mseq = m->mseq;
+}
+
+/* Handle every completion there is; receive buffers are reposted. */
+static void peer_poll_cq(struct peer *p)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	while ((n = ibv_poll_cq(p->cq, 16, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id & WR_RECV) {
+				unsigned int b = wc[i].wr_id & 0xffff;
+
+				if (wc[i].status == IBV_WC_SUCCESS) {
+					peer_record(p, b, wc[i].byte_len);
+					/* Fails only once the QP is gone. */
+					peer_post_recv(p, b);
+				} else if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+					p->rx_flushed++;
+				} else {
+					p->rx_errors++;
+					tap_diag("peer receive completion: %s",
+						 ibv_wc_status_str(wc[i].status));
+				}
+			} else {
+				p->tx_done++;
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					p->tx_errors++;
+					p->tx_status = wc[i].status;
+				}
+			}
+		}
+	}
+	CHECK(n == 0, "ibv_poll_cq: %d", n);
+}
+
+/* Process CM events and completions, waiting up to @ms for an event. */
+static void peer_pump(struct peer *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->ec->fd, .events = POLLIN };
+
+	if (ms)
+		poll(&pfd, 1, ms);
+	peer_cm_drain(p);
+	if (p->qp)
+		peer_poll_cq(p);
+}
+
+/* Pump until @cond holds or @ms pass; the value of @cond. */
+#define PEER_WAIT(p, cond, ms)						\
+	({								\
+		long long __end = now_ms() + (ms);			\
+		bool __ok;						\
+		for (;;) {						\
+			peer_pump(p, 0);				\
+			__ok = (cond);					\
+			if (__ok || now_ms() >= __end)			\
+				break;					\
+			peer_pump(p, 2);				\
+		}							\
+		__ok;							\
+	})
+
+/* Just pump for @ms (to see that nothing happens). */
+static void peer_idle(struct peer *p, int ms)
+{
+	long long end = now_ms() + ms;
+
+	while (now_ms() < end)
+		peer_pump(p, 2);
+}
+
+/* Wait for CM event @want; any error event fails the test. */
+static void peer_wait_cm(struct peer *p, enum rdma_cm_event_type want)
+{
+	bool ok;
+	int e;
+
+	ok = PEER_WAIT(p, p->seen[want] > 0, WAIT_MS);
+	for (e = 0; e < 32; e++)
+		CHECK(!p->seen[e] || !cm_error_event(e),
+		      "CM event %s while waiting for %s",
+		      rdma_event_str(e), rdma_event_str(want));
+	CHECK(ok, "no %s within %d ms", rdma_event_str(want), WAIT_MS);
+}
+
+/* ---- The peer: sending ----------------------------------------------- */
+
+/*
+ * Send @wire_len bytes: a BSDH (@mid, our credits, @len, @mseq, the
+ * mseq of the last message we received), @payload, zeros after it.
+ */
+static void peer_send_raw(struct peer *p, uint8_t mid, uint32_t len,
+			  uint32_t mseq, const void *payload, size_t paylen,
+			  size_t wire_len)
+{
+	uint8_t *slot = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+			(size_t)(p->tx_slot % PEER_TX_SLOTS) * PEER_TX_SLOT;
+	struct bsdh h = {
+		.mid = mid,
+		.bufs = htons(PEER_RX_BUFS),
+		.len = htonl(len),
+		.mseq = htonl(mseq),
+		.mseq_ack = htonl(p->rx_mseq),
+	};
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)slot,
+		.length = wire_len,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = p->tx_slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	CHECK(sizeof(h) + paylen <= PEER_TX_SLOT && wire_len <= PEER_TX_SLOT,
+	      "message too big for a send slot");
+	CHECK(p->tx_posted - p->tx_done < PEER_TX_SLOTS,
+	      "too many sends outstanding");
+	memset(slot, 0, PEER_TX_SLOT);
+	memcpy(slot, &h, sizeof(h));
+	if (paylen)
+		memcpy(slot + sizeof(h), payload, paylen);
+	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
+	      strerror(errno));
+	p->tx_slot++;
+	p->tx_posted++;
+	p->tx_mseq = mseq;
+}
+
+/* A Data message of @size bytes (BSDH included, zeros after it). */
+static void peer_send_big(struct peer *p, size_t size)
+{
+	uint8_t *big = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+		       (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
+	struct bsdh h = {
+		.mid = MID_DATA,
+		.bufs = htons(PEER_RX_BUFS),
+		.len = htonl(size),
+		.mseq = htonl(p->tx_mseq + 1),
+		.mseq_ack = htonl(p->rx_mseq),
+	};
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)big,
+		.length = size,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = p->tx_slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	CHECK(size <= PEER_BIG, "message too big");
+	memset(big, 0, size);
+	memcpy(big, &h, sizeof(h));
+	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
+	      strerror(errno));
+	p->tx_slot++;
+	p->tx_posted++;
+	p->tx_mseq++;
+}
+
+/* A well-formed message with the next mseq. */
+static void peer_send(struct peer *p, uint8_t mid, const void *payload,
+		      size_t paylen)
+{
+	size_t len = sizeof(struct bsdh) + paylen;
+
+	peer_send_raw(p, mid, len, p->tx_mseq + 1, payload, paylen, len);
+}
+
+static void peer_send_data(struct peer *p, const char *text)
+{
+	peer_send(p, MID_DATA, text, strlen(text));
+}
+
+/* Wait until every send posted so far has completed; CHECK success. */
+static void peer_sends_ok(struct peer *p)
+{
+	CHECK(PEER_WAIT(p, p->tx_done == p->tx_posted, WAIT_MS),
+	      "%u of %u sends completed within %d ms", p->tx_done,
+	      p->tx_posted, WAIT_MS);
+	CHECK(!p->tx_errors, "%u sends failed, last with %s", p->tx_errors,
+	      ibv_wc_status_str(p->tx_status));
+}
+
+/* The next message from the module, waiting up to WAIT_MS; or NULL. */
+static struct msg *peer_next_msg(struct peer *p)
+{
+	if (!PEER_WAIT(p, p->rx_n > p->rx_read, WAIT_MS))
+		return NULL;
+	CHECK(p->rx_read < PEER_MAX_MSGS, "too many messages received");
+	return &p->rx[p->rx_read++];
+}
+
+static const char *mid_name(uint8_t mid)
+{
+	switch (mid) {
+	case MID_HELLO: return "Hello";
+	case MID_HELLO_ACK: return "HelloAck";
+	case MID_DISCONN: return "DisConn";
+	case MID_ABORT: return "AbortConn";
+	case MID_DATA: return "Data";
+	default: return "?";
+	}
+}
+
+/* The next message must be @mid with @mseq and @mseq_ack, and no more. */
+static struct msg *peer_expect_msg(struct peer *p, uint8_t mid, uint32_t mseq,
+				   uint32_t mseq_ack)
+{
+	struct msg *m = peer_next_msg(p);
+
+	CHECK(m, "no %s from the module within %d ms", mid_name(mid),
+	      WAIT_MS);
+	CHECK(m->mid == mid, "got mid %#x (%s), expected %#x (%s)", m->mid,
+	      mid_name(m->mid), mid, mid_name(mid));
+	CHECK(m->byte_len >= sizeof(struct bsdh) && m->len == m->byte_len,
+	      "%s: BSDH len %u, %u bytes arrived", mid_name(mid), m->len,
+	      m->byte_len);
+	CHECK(m->mseq == mseq, "%s: mseq %u, expected %u", mid_name(mid),
+	      m->mseq, mseq);
+	CHECK(m->mseq_ack == mseq_ack, "%s: mseq_ack %u, expected %u",
+	      mid_name(mid), m->mseq_ack, mseq_ack);
+	CHECK(m->flags == 0, "%s: flags %#x", mid_name(mid), m->flags);
+	return m;
+}
+
+/* ---- Setting up and tearing down -------------------------------------- */
+
+/* A valid Hello, as the module would send it. */
+static void hello_init(struct hello *hh, const struct peer *p)
+{
+	memset(hh, 0, sizeof(*hh));
+	hh->bsdh.mid = MID_HELLO;
+	hh->bsdh.bufs = htons(PEER_RX_BUFS);
+	hh->bsdh.len = htonl(sizeof(*hh));
+	hh->version = 0x30;
+	hh->ipv = p->addr.ss_family == AF_INET6 ? 0x60 : 0x40;
+	hh->max_adverts = 1;
+	hh->desremrcvsz = htonl(PEER_BUF_SIZE);
+	hh->localrcvsz = htonl(PEER_BUF_SIZE);
+	hh->port = rdma_get_src_port(p->id);
+}
+
+/*
+ * The peer's CM id, QP and buffers, resolved to the SDP listener at
+ * p->addr, and rdma_connect() under way with a valid Hello, changed by
+ * @mangle if not NULL.
+ */
+static void peer_start(struct peer *p, void (*mangle)(struct hello *hh))
+{
+	struct rdma_conn_param param = {};
+	struct ibv_qp_init_attr attr = {};
+	struct sockaddr_storage src;
+	struct hello hh;
+	unsigned int i;
+	int fl;
+
+	p->ec = rdma_create_event_channel();
+	CHECK(p->ec, "rdma_create_event_channel: %s", strerror(errno));
+	fl = fcntl(p->ec->fd, F_GETFL);
+	CHECK(fl >= 0 && fcntl(p->ec->fd, F_SETFL, fl | O_NONBLOCK) == 0,
+	      "event channel O_NONBLOCK: %s", strerror(errno));
+	CHECK(rdma_create_id(p->ec, &p->id, p, RDMA_PS_TCP) == 0,
+	      "rdma_create_id: %s", strerror(errno));
+	test_sockaddr(&src, 0);
+	CHECK(rdma_resolve_addr(p->id, (struct sockaddr *)&src,
+				(struct sockaddr *)&p->addr, 2000) == 0,
+	      "rdma_resolve_addr: %s", strerror(errno));
+	peer_wait_cm(p, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CHECK(rdma_resolve_route(p->id, 2000) == 0, "rdma_resolve_route: %s",
+	      strerror(errno));
+	peer_wait_cm(p, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	CHECK(p->id->verbs, "no device after route resolution");
+
+	p->pd = ibv_alloc_pd(p->id->verbs);
+	CHECK(p->pd, "ibv_alloc_pd: %s", strerror(errno));
+	p->cq = ibv_create_cq(p->id->verbs, PEER_RX_BUFS + PEER_TX_SLOTS + 8,
+			      NULL, NULL, 0);
+	CHECK(p->cq, "ibv_create_cq: %s", strerror(errno));
+	attr.send_cq = p->cq;
+	attr.recv_cq = p->cq;
+	attr.cap.max_send_wr = PEER_TX_SLOTS;
+	attr.cap.max_recv_wr = PEER_RX_BUFS;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.qp_type = IBV_QPT_RC;
+	if (p->manual) {
+		/*
+		 * A QP of our own: librdmacm then leaves the transitions and
+		 * the RTU (rdma_establish()) to us, so that messages can go
+		 * before the module's side is established.
+		 */
+		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+		int mask;
+
+		p->qpp = ibv_create_qp(p->pd, &attr);
+		CHECK(p->qpp, "ibv_create_qp: %s", strerror(errno));
+		CHECK(rdma_init_qp_attr(p->id, &qa, &mask) == 0 &&
+		      ibv_modify_qp(p->qpp, &qa, mask) == 0,
+		      "QP to INIT: %s", strerror(errno));
+	} else {
+		CHECK(rdma_create_qp(p->id, p->pd, &attr) == 0,
+		      "rdma_create_qp: %s", strerror(errno));
+		p->qpp = p->id->qp;
+	}
+	p->qp = true;
+	p->buf_len = (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+		     (size_t)PEER_TX_SLOTS * PEER_TX_SLOT + PEER_BIG;
+	p->buf = aligned_alloc(4096, p->buf_len);
+	CHECK(p->buf, "out of memory");
+	memset(p->buf, 0, p->buf_len);
+	p->mr = ibv_reg_mr(p->pd, p->buf, p->buf_len, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(p->mr, "ibv_reg_mr: %s", strerror(errno));
+	for (i = 0; i < PEER_RX_BUFS; i++)
+		CHECK(peer_post_recv(p, i) == 0, "ibv_post_recv: %s",
+		      strerror(errno));
+
+	hello_init(&hh, p);
+	if (mangle)
+		mangle(&hh);
+	param.private_data = &hh;
+	param.private_data_len = sizeof(hh);
+	param.responder_resources = 1;
+	param.initiator_depth = 1;
+	param.retry_count = 7;
+	/* 7: retry forever while the module has no receive buffer posted. */
+	param.rnr_retry_count = 7;
+	if (p->manual)
+		param.qp_num = p->qpp->qp_num;
+	CHECK(rdma_connect(p->id, &param) == 0, "rdma_connect: %s",
+	      strerror(errno));
+}
+
+/*
+ * Manual QP: wait for the connect response and move the QP to RTS; the
+ * module's side is not established until peer_rtu().
+ */
+static void peer_rts(struct peer *p)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTR };
+	int mask;
+
+	peer_wait_cm(p, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	CHECK(rdma_init_qp_attr(p->id, &qa, &mask) == 0 &&
+	      ibv_modify_qp(p->qpp, &qa, mask) == 0, "QP to RTR: %s",
+	      strerror(errno));
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTS;
+	CHECK(rdma_init_qp_attr(p->id, &qa, &mask) == 0 &&
+	      ibv_modify_qp(p->qpp, &qa, mask) == 0, "QP to RTS: %s",
+	      strerror(errno));
+}
+
+/* Manual QP: send the RTU; the module's side becomes established. */
+static void peer_rtu(struct peer *p)
+{
+	CHECK(rdma_establish(p->id) == 0, "rdma_establish: %s",
+	      strerror(errno));
+}
+
+/* Wait for ESTABLISHED and check the HelloAck. */
+static void peer_established(struct peer *p)
+{
+	peer_wait_cm(p, RDMA_CM_EVENT_ESTABLISHED);
+
+	CHECK(p->ha_len >= sizeof(p->ha), "HelloAck of %zu bytes", p->ha_len);
+	CHECK(p->ha.bsdh.mid == MID_HELLO_ACK, "HelloAck mid %#x",
+	      p->ha.bsdh.mid);
+	CHECK(p->ha.version >> 4 == 3, "HelloAck version %#x", p->ha.version);
+	CHECK(p->ha.ipv == (p->addr.ss_family == AF_INET6 ? 0x60 : 0x40),
+	      "HelloAck ipv %#x", p->ha.ipv);
+	CHECK(ntohl(p->ha.bsdh.len) == sizeof(p->ha), "HelloAck len %u",
+	      ntohl(p->ha.bsdh.len));
+	CHECK(!p->ha.bsdh.mseq && !p->ha.bsdh.mseq_ack,
+	      "HelloAck mseq %u mseq_ack %u", ntohl(p->ha.bsdh.mseq),
+	      ntohl(p->ha.bsdh.mseq_ack));
+	CHECK(ntohl(p->ha.actrcvsz) >= 1024, "HelloAck actrcvsz %u",
+	      ntohl(p->ha.actrcvsz));
+	p->credits = ntohs(p->ha.bsdh.bufs);
+	CHECK(p->credits > 0, "HelloAck grants no credits");
+}
+
+/* An SDP listener with @backlog and @bufsize (SO_RCVBUF/SO_SNDBUF). */
+static void peer_listen(struct peer *p, int backlog, int bufsize)
+{
+	memset(p, 0, sizeof(*p));
+	p->sock = -1;
+	p->sockets_before = proc_net_sdp_count();
+	p->listener = net_listener(&p->addr, backlog, bufsize);
+}
+
+/*
+ * An SDP listener (SO_RCVBUF/SO_SNDBUF @bufsize, 0: defaults), the peer
+ * connected to it with a valid Hello, the HelloAck checked, and the SDP
+ * socket accepted.
+ */
+static void peer_setup(struct peer *p, int bufsize)
+{
+	peer_listen(p, 4, bufsize);
+	peer_start(p, NULL);
+	peer_established(p);
+	p->sock = net_accept(p->listener, WAIT_MS);
+}
+
+/* The peer sees the connection end: DISCONNECTED within WAIT_MS. */
+static void peer_expect_disconnect(struct peer *p)
+{
+	CHECK(PEER_WAIT(p, p->seen[RDMA_CM_EVENT_DISCONNECTED] > 0, WAIT_MS),
+	      "no DISCONNECTED for the peer within %d ms", WAIT_MS);
+}
+
+/*
+ * After an abort by the module: the peer should get an AbortConn with the
+ * module's next mseq, acknowledging @mseq_ack, and must see the connection
+ * end.  Whether the AbortConn makes it is not guaranteed (the module moves
+ * its QP to the error state right after posting it), so its absence is
+ * only reported; if it comes, it must be well-formed.
+ */
+static void peer_expect_abort(struct peer *p, uint32_t mseq, uint32_t mseq_ack)
+{
+	struct msg *m = NULL;
+	unsigned int i;
+
+	peer_expect_disconnect(p);
+	peer_pump(p, 0);
+	for (i = p->rx_read; i < p->rx_n && i < PEER_MAX_MSGS; i++)
+		if (p->rx[i].mid == MID_ABORT)
+			m = &p->rx[i];
+	if (!m) {
+		tap_diag("the peer got no AbortConn (%u messages, %u flushed)",
+			 p->rx_n - p->rx_read, p->rx_flushed);
+		return;
+	}
+	CHECK(m->byte_len == sizeof(struct bsdh) && m->len == m->byte_len,
+	      "AbortConn: len %u, %u bytes", m->len, m->byte_len);
+	CHECK(m->mseq == mseq && m->mseq_ack == mseq_ack,
+	      "AbortConn: mseq %u mseq_ack %u, expected %u %u", m->mseq,
+	      m->mseq_ack, mseq, mseq_ack);
+}
+
+static bool sockets_back(void *arg)
+{
+	const struct peer *p = arg;
+	int n = proc_net_sdp_count();
+
+	return n >= 0 && n <= p->sockets_before;
+}
+
+/* Release everything; the module's sockets must go too. */
+static void peer_teardown(struct peer *p)
+{
+	if (p->sock >= 0)
+		CHECK(close(p->sock) == 0, "close: %s", strerror(errno));
+	p->sock = -1;
+	if (p->listener >= 0)
+		CHECK(close(p->listener) == 0, "close listener: %s",
+		      strerror(errno));
+	p->listener = -1;
+	if (p->qp && p->manual)
+		CHECK(ibv_destroy_qp(p->qpp) == 0, "ibv_destroy_qp");
+	else if (p->qp)
+		rdma_destroy_qp(p->id);
+	p->qp = false;
+	if (p->mr)
+		CHECK(ibv_dereg_mr(p->mr) == 0, "ibv_dereg_mr");
+	if (p->cq)
+		CHECK(ibv_destroy_cq(p->cq) == 0, "ibv_destroy_cq");
+	if (p->pd)
+		CHECK(ibv_dealloc_pd(p->pd) == 0, "ibv_dealloc_pd");
+	if (p->id)
+		CHECK(rdma_destroy_id(p->id) == 0, "rdma_destroy_id: %s",
+		      strerror(errno));
+	rdma_destroy_event_channel(p->ec);
+	free(p->buf);
+	if (!p->completion_errors_ok)
+		klog_no_completion_errors();
+	CHECK(wait_until(sockets_back, p, WAIT_MS),
+	      "/proc/net/sdp: %d sockets, %d before the case",
+	      proc_net_sdp_count(), p->sockets_before);
+}
+
+/* ---- The module's side ------------------------------------------------ */
+
+enum how { BY_RECV, BY_SO_ERROR };
+
+/* poll() until POLLERR is among the events or @ms pass; last revents. */
+static int wait_err(int fd, int ms)
+{
+	long long end = now_ms() + ms;
+	int r;
+
+	for (;;) {
+		r = wait_fd(fd, POLLIN, end - now_ms() > 0 ? end - now_ms() : 0);
+		if (r < 0 || (r & POLLERR) || now_ms() >= end)
+			return r;
+		if (r)
+			sleep_ms_poll(5);	/* readable, not failed (yet) */
+	}
+}
+
+/*
+ * The module aborted the connection: within WAIT_MS poll says POLLERR and
+ * POLLHUP; the unread data (@queued bytes) is still there and then the
+ * error @err is reported once, by recv() or SO_ERROR (@how); after it
+ * recv() gives EOF, send() EPIPE, and close() works.
+ */
+static void sdp_expect_error(struct peer *p, int err, enum how how,
+			     size_t queued)
+{
+	size_t got = 0;
+	char buf[4096];
+	ssize_t n;
+	int r;
+
+	/* Data before the error makes the socket readable first. */
+	r = wait_err(p->sock, WAIT_MS);
+	if (!(r > 0 && (r & POLLERR)))
+		klog_show();
+	CHECK(r > 0, "socket not ready within %d ms (poll %d)", WAIT_MS, r);
+	CHECK(r & POLLERR, "no POLLERR within %d ms (revents %#x)", WAIT_MS, r);
+	CHECK(r & POLLHUP, "revents %#x without POLLHUP", r);
+
+	if (how == BY_SO_ERROR) {
+		r = sockopt_get(p->sock, SOL_SOCKET, SO_ERROR);
+		CHECK(r == err, "SO_ERROR %s, expected %s",
+		      r ? strerrorname_np(r) : "0", strerrorname_np(err));
+	}
+	/* The data that came before the error is still readable. */
+	for (;;) {
+		n = recv(p->sock, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	CHECK(got == queued, "read %zu bytes before the error, expected %zu",
+	      got, queued);
+	if (how == BY_RECV) {
+		CHECK(n == -1 && errno == err, "recv: %zd/%s, expected -1/%s",
+		      n, n < 0 ? strerrorname_np(errno) : "-",
+		      strerrorname_np(err));
+		r = sockopt_get(p->sock, SOL_SOCKET, SO_ERROR);
+		CHECK(r == 0, "SO_ERROR %s after recv reported the error",
+		      strerrorname_np(r));
+		n = recv(p->sock, buf, sizeof(buf), MSG_DONTWAIT);
+	}
+	CHECK(n == 0, "recv after the error: %zd/%s, expected EOF", n,
+	      n < 0 ? strerrorname_np(errno) : "-");
+	r = wait_fd(p->sock, POLLIN | POLLOUT, 0);
+	CHECK((r & POLLHUP) && !(r & POLLERR),
+	      "revents %#x after the error was reported", r);
+	CHECK_ERRNO(send(p->sock, "x", 1, MSG_NOSIGNAL), EPIPE);
+	CHECK(close(p->sock) == 0, "close: %s", strerror(errno));
+	p->sock = -1;
+}
+
+/* recv() on the SDP socket must give exactly @text (within WAIT_MS). */
+static void sdp_expect_data(struct peer *p, const char *text)
+{
+	size_t len = strlen(text), got = 0;
+	char buf[256];
+	ssize_t n;
+	int r;
+
+	while (got < len) {
+		r = wait_fd(p->sock, POLLIN, WAIT_MS);
+		CHECK(r > 0 && !(r & POLLERR), "waiting for \"%s\": revents %d",
+		      text, r);
+		n = recv(p->sock, buf + got, sizeof(buf) - got, MSG_DONTWAIT);
+		CHECK(n > 0, "recv: %zd %s", n,
+		      n < 0 ? strerror(errno) : "EOF");
+		got += n;
+	}
+	CHECK(got == len && !memcmp(buf, text, len), "got \"%.*s\", expected \"%s\"",
+	      (int)got, buf, text);
+}
+
+/* recv() on the SDP socket must give EOF (the peer's DisConn). */
+static void sdp_expect_eof(struct peer *p)
+{
+	char c;
+	int r;
+
+	r = wait_fd(p->sock, POLLIN, WAIT_MS);
+	CHECK(r > 0 && (r & POLLRDHUP || r & POLLIN) && !(r & POLLERR),
+	      "waiting for EOF: revents %#x", r);
+	CHECK(recv(p->sock, &c, 1, MSG_DONTWAIT) == 0, "recv: not EOF (%s)",
+	      strerror(errno));
+}
+
+/* The SDP socket is healthy: no error, nothing to read, writable. */
+static void sdp_expect_healthy(struct peer *p)
+{
+	int r = wait_fd(p->sock, POLLIN | POLLOUT, 0);
+
+	CHECK(r == POLLOUT, "revents %#x, expected POLLOUT only", r);
+	r = sockopt_get(p->sock, SOL_SOCKET, SO_ERROR);
+	CHECK(r == 0, "SO_ERROR %s", strerrorname_np(r));
+}
+
+/*
+ * Orderly close from the peer's side: DisConn; the SDP socket reads EOF
+ * and is closed; the module's DisConn comes (its mseq @mseq) and then
+ * the module disconnects.
+ */
+static void orderly_close(struct peer *p, uint32_t mseq)
+{
+	uint32_t ours;
+
+	peer_send(p, MID_DISCONN, NULL, 0);
+	ours = p->tx_mseq;
+	peer_sends_ok(p);
+	sdp_expect_eof(p);
+	CHECK(close(p->sock) == 0, "close: %s", strerror(errno));
+	p->sock = -1;
+	peer_expect_msg(p, MID_DISCONN, mseq, ours);
+	peer_expect_disconnect(p);
+}
+
+/* A protocol error with one bad message, checked from both sides. */
+static void bad_message_case(uint8_t mid, uint32_t len, uint32_t mseq,
+			     size_t paylen, size_t wire_len, enum how how,
+			     const char *log, uint32_t abort_ack)
+{
+	static const char zeros[PEER_TX_SLOT];
+	struct peer p;
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send_raw(&p, mid, len, mseq, zeros, paylen, wire_len);
+	sdp_expect_error(&p, ECONNRESET, how, 0);
+	klog_expect(log);
+	peer_expect_abort(&p, 1, abort_ack);
+	peer_teardown(&p);
+}
+
+/* ---- The tests ----------------------------------------------------------- */
+
+/*
+ * The peer speaks the protocol: its Data reaches recv(), the module's
+ * Data reaches the peer with a correct BSDH, and an orderly close goes
+ * through DisConn both ways.  Nothing is logged.
+ */
+static void test_valid_peer(void)
+{
+	struct peer p;
+	struct msg *m;
+
+	klog_start();
+	peer_setup(&p, 0);
+	tap_diag("HelloAck: %u credits, %u-byte buffers", p.credits,
+		 ntohl(p.ha.actrcvsz));
+	peer_send_data(&p, "hello");
+	peer_sends_ok(&p);
+	sdp_expect_data(&p, "hello");
+
+	CHECK(send(p.sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
+	      strerror(errno));
+	m = peer_expect_msg(&p, MID_DATA, 1, 1);
+	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
+	      "payload \"%.*s\"", (int)m->paylen, m->payload);
+	/* The buffer "hello" used is posted again: all credits back. */
+	CHECK(m->bufs == p.credits, "Data bufs %u, HelloAck had %u", m->bufs,
+	      p.credits);
+
+	orderly_close(&p, 2);
+	CHECK(p.rx_n == p.rx_read, "%u unexpected messages from the module",
+	      p.rx_n - p.rx_read);
+	if (klog_has("sdp: ")) {
+		klog_show();
+		CHECK(false, "the module logged something");
+	}
+	peer_teardown(&p);
+}
+
+/* A message id that does not exist. */
+static void test_unknown_mid(void)
+{
+	bad_message_case(0x42, 16, 1, 0, 16, BY_RECV,
+			 "unsupported message id 0x42", 1);
+}
+
+/*
+ * Valid message ids the module does not implement: SrcAvail (with its
+ * 16-byte extra header) and SendSM.
+ */
+static void test_unimplemented_mid(void)
+{
+	bad_message_case(MID_SRCAVAIL, 32, 1, 16, 32, BY_RECV,
+			 "unsupported message id 0xfe", 1);
+	bad_message_case(MID_SENDSM, 16, 1, 0, 16, BY_SO_ERROR,
+			 "unsupported message id 0x4", 1);
+}
+
+/* BSDH len and the bytes that arrived differ, either way. */
+static void test_bad_length(void)
+{
+	bad_message_case(MID_DATA, 100, 1, 24, 40, BY_RECV,
+			 "BSDH len 100 but 40 bytes arrived", 0);
+	bad_message_case(MID_DATA, 20, 1, 24, 40, BY_SO_ERROR,
+			 "BSDH len 20 but 40 bytes arrived", 0);
+}
+
+/* A 10-byte message: not even a BSDH. */
+static void test_short_message(void)
+{
+	bad_message_case(MID_DATA, 16, 1, 0, 10, BY_RECV,
+			 "message of 10 bytes, shorter than a BSDH", 0);
+}
+
+/*
+ * mseq out of order: 5 as the first message; and a repeated mseq after
+ * a valid message, whose data stays readable before the error.
+ */
+static void test_bad_sequence(void)
+{
+	struct peer p;
+
+	bad_message_case(MID_DATA, 16 + 4, 5, 4, 16 + 4, BY_RECV,
+			 "mseq 5, expected 1", 0);
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send_data(&p, "first");
+	peer_send_raw(&p, MID_DATA, 16 + 6, 1, "again!", 6, 16 + 6);
+	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, 5);
+	klog_expect("mseq 1, expected 2");
+	peer_expect_abort(&p, 1, 1);
+	peer_teardown(&p);
+}
+
+/*
+ * More messages than credits.  The module checks a message against the
+ * limit it last advertised (mseq_ack + bufs of its last message) when the
+ * message arrives, and a message can only arrive into a posted buffer:
+ * N messages sent back to back against the HelloAck's N credits fill its
+ * N buffers, and message N+1 waits in RNR retries until a buffer is
+ * reposted -- which a reader does just before it sends a credit update
+ * (see test_excess_message_waits).  A message beyond the limit lands
+ * when the module has reposted buffers without advertising them:
+ *
+ *  a) a reader took one message, which left the peer many credits, so no
+ *     update was sent: N more messages (N + 1 in all) exceed the limit;
+ *  b) the peer sent a control message (a credit update), whose buffer is
+ *     reposted at once and never advertised: N data messages after it
+ *     (N + 1 in all) exceed the limit, with no reader at all.
+ */
+static void test_too_many_messages(void)
+{
+	char text[16], want[64];
+	struct peer p;
+	unsigned int i;
+	size_t queued;
+
+	/* a) */
+	klog_start();
+	peer_setup(&p, 0);
+	CHECK(p.credits > 3, "HelloAck grants %u credits", p.credits);
+	peer_send_data(&p, "m1");
+	peer_sends_ok(&p);
+	sdp_expect_data(&p, "m1");
+	/* The module has no reason to update its credits yet. */
+	peer_idle(&p, 300);
+	CHECK(p.rx_n == 0, "the module sent %u messages", p.rx_n);
+	queued = 0;
+	for (i = 2; i <= p.credits + 1; i++) {
+		snprintf(text, sizeof(text), "m%u", i);
+		peer_send_data(&p, text);
+		if (i <= p.credits)
+			queued += strlen(text);
+	}
+	sdp_expect_error(&p, ECONNRESET, BY_RECV, queued);
+	snprintf(want, sizeof(want), "message %u beyond its credits (limit %u)",
+		 p.credits + 1, p.credits);
+	klog_expect(want);
+	peer_expect_abort(&p, 1, p.credits);
+	peer_teardown(&p);
+
+	/* b) */
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send(&p, MID_DATA, NULL, 0);	/* a credit update */
+	queued = 0;
+	for (i = 2; i <= p.credits + 1; i++) {
+		snprintf(text, sizeof(text), "m%u", i);
+		peer_send_data(&p, text);
+		if (i <= p.credits)
+			queued += strlen(text);
+	}
+	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, queued);
+	snprintf(want, sizeof(want), "message %u beyond its credits (limit %u)",
+		 p.credits + 1, p.credits);
+	klog_expect(want);
+	peer_expect_abort(&p, 1, p.credits);
+	peer_teardown(&p);
+}
+
+/*
+ * N + 1 Data messages back to back against N credits, nothing read: the
+ * last one finds no receive buffer and is retried (RNR) -- no abort, no
+ * error, the socket keeps working.  When the reader takes one message the
+ * module reposts its buffer and sends a credit update (the peer had no
+ * credits left); the waiting message then lands within the new limit and
+ * is delivered.  If it lands between the repost and the update (a window
+ * of a few instructions against the ~655 ms RNR timer), the module
+ * rightly aborts for "beyond its credits": either is accepted, the
+ * outcome is reported.
+ */
+static void test_excess_message_waits(void)
+{
+	char text[16], buf[4096];
+	size_t want = 0, got = 0;
+	struct peer p;
+	struct msg *m;
+	unsigned int i;
+	ssize_t n;
+	int r;
+
+	klog_start();
+	peer_setup(&p, 0);
+	for (i = 1; i <= p.credits + 1; i++) {
+		snprintf(text, sizeof(text), "m%u", i);
+		peer_send_data(&p, text);
+		want += strlen(text);
+	}
+	/* N sends complete; the last one keeps being retried. */
+	CHECK(PEER_WAIT(&p, p.tx_done == p.credits, WAIT_MS),
+	      "%u of %u sends completed", p.tx_done, p.credits);
+	peer_idle(&p, 2000);
+	CHECK(p.tx_done == p.credits && !p.tx_errors,
+	      "%u sends completed (%u failed), expected %u", p.tx_done,
+	      p.tx_errors, p.credits);
+	CHECK(!klog_has("beyond its credits"), "aborted before a read");
+	r = wait_fd(p.sock, POLLIN | POLLOUT, 0);
+	CHECK(r == (POLLIN | POLLOUT), "revents %#x", r);
+	CHECK(p.rx_n == 0, "the module sent %u messages", p.rx_n);
+
+	/* One message read: a credit update for the one reposted buffer. */
+	n = recv(p.sock, buf, 2, MSG_DONTWAIT);
+	CHECK(n == 2 && !memcmp(buf, "m1", 2), "recv: %zd", n);
+	got = 2;
+	m = peer_expect_msg(&p, MID_DATA, 1, p.credits);
+	CHECK(m->byte_len == sizeof(struct bsdh) && m->bufs >= 1,
+	      "credit update: %u bytes, bufs %u", m->byte_len, m->bufs);
+	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
+	      "the waiting message was not delivered within %d ms", WAIT_MS);
+
+	if (klog_has("beyond its credits")) {
+		tap_diag("the waiting message landed before the credit update: aborted");
+		sdp_expect_error(&p, ECONNRESET, BY_RECV, want - got -
+				 strlen(text));
+		peer_expect_abort(&p, 2, p.credits);
+		peer_teardown(&p);
+		return;
+	}
+	tap_diag("the waiting message landed after the credit update: delivered");
+	while (got < want) {
+		r = wait_fd(p.sock, POLLIN, WAIT_MS);
+		CHECK(r > 0 && !(r & POLLERR), "revents %#x after %zu of %zu bytes",
+		      r, got, want);
+		n = recv(p.sock, buf, sizeof(buf), MSG_DONTWAIT);
+		CHECK(n > 0, "recv: %zd %s", n, n < 0 ? strerror(errno) : "EOF");
+		got += n;
+	}
+	CHECK(got == want, "read %zu bytes, sent %zu", got, want);
+	sdp_expect_healthy(&p);
+	/* The reads were answered with more credit updates, nothing else. */
+	peer_idle(&p, 300);
+	for (; p.rx_read < p.rx_n && p.rx_read < PEER_MAX_MSGS; p.rx_read++) {
+		m = &p.rx[p.rx_read];
+		CHECK(m->mid == MID_DATA && m->byte_len == sizeof(struct bsdh) &&
+		      m->len == m->byte_len && m->mseq == p.rx_read + 1,
+		      "message %u from the module: mid %#x, %u bytes, mseq %u",
+		      p.rx_read + 1, m->mid, m->byte_len, m->mseq);
+	}
+	tap_diag("%u credit updates for %u messages read", p.rx_read,
+		 p.credits + 1);
+	orderly_close(&p, p.rx_mseq + 1);
+	peer_teardown(&p);
+}
+
+/*
+ * DisConn, then Data: the reader first sees EOF, then the connection is
+ * aborted for "data after DisConn".
+ */
+static void test_data_after_disconn(void)
+{
+	struct peer p;
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send(&p, MID_DISCONN, NULL, 0);
+	peer_sends_ok(&p);
+	sdp_expect_eof(&p);
+	peer_send_data(&p, "late");
+	sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
+	klog_expect("data after DisConn");
+	peer_expect_abort(&p, 1, 2);
+	peer_teardown(&p);
+}
+
+/*
+ * AbortConn from the peer is a reset: ECONNRESET, or EPIPE after the
+ * peer's DisConn (as TCP after a FIN); nothing is logged and no AbortConn
+ * goes back.
+ */
+static void test_abortconn_from_peer(void)
+{
+	struct peer p;
+	unsigned int i;
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send(&p, MID_ABORT, NULL, 0);
+	sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
+	peer_expect_disconnect(&p);
+	for (i = 0; i < p.rx_n && i < PEER_MAX_MSGS; i++)
+		CHECK(p.rx[i].mid != MID_ABORT, "AbortConn answered with one");
+	peer_teardown(&p);
+
+	peer_setup(&p, 0);
+	peer_send(&p, MID_DISCONN, NULL, 0);
+	peer_sends_ok(&p);
+	sdp_expect_eof(&p);
+	peer_send(&p, MID_ABORT, NULL, 0);
+	sdp_expect_error(&p, EPIPE, BY_SO_ERROR, 0);
+	peer_expect_disconnect(&p);
+	peer_teardown(&p);
+
+	if (klog_has("sdp: ")) {
+		klog_show();
+		CHECK(false, "the module logged something for an AbortConn");
+	}
+}
+
+/* A second peer for the listener of @l. */
+static void peer_also(struct peer *p, const struct peer *l)
+{
+	memset(p, 0, sizeof(*p));
+	p->sock = -1;
+	p->listener = -1;
+	p->addr = l->addr;
+	p->sockets_before = l->sockets_before;
+}
+
+static void test_probe_abort_before_accept(void)
+{
+	struct peer p, q[3];
+	unsigned int k;
+	int r, i;
+
+	klog_start();
+	peer_listen(&p, 1, 0);
+	for (i = 0; i < 3; i++) {
+		peer_also(&q[i], &p);
+		q[i].manual = i < 2;
+		peer_start(&q[i], NULL);
+		if (i < 2) {
+			peer_rts(&q[i]);
+			peer_send_raw(&q[i], 0x42, 16, 1, NULL, 0, 16);
+			PEER_WAIT(&q[i], q[i].rx_n > 0, 2000);
+			peer_rtu(&q[i]);
+		}
+	}
+	PEER_WAIT(&q[0], q[0].seen[RDMA_CM_EVENT_DISCONNECTED], 10000);
+	for (i = 0; i < 3; i++) {
+		peer_pump(&q[i], 0);
+		for (r = 0; r < 32; r++) if (q[i].seen[r]) tap_diag("peer %d seen %s x%u", i, rdma_event_str(r), q[i].seen[r]);
+		for (k = 0; k < q[i].rx_n; k++) tap_diag("peer %d got mid %#x mseq %u ack %u", i, q[i].rx[k].mid, q[i].rx[k].mseq, q[i].rx[k].mseq_ack);
+	}
+	r = wait_fd(p.listener, POLLIN, 2000);
+	tap_diag("listener revents: %#x", r);
+	system("cat /proc/net/sdp");
+	close(p.listener);
+	p.listener = -1;
+	sleep_ms_poll(5000);
+	tap_diag("listener closed 5 s ago");
+	system("cat /proc/net/sdp");
+	for (i = 0; i < 3; i++) {
+		peer_pump(&q[i], 0);
+		tap_diag("peer %d DISCONNECTED x%u", i, q[i].seen[RDMA_CM_EVENT_DISCONNECTED]);
+	}
+	klog_show();
+	for (i = 0; i < 3; i++)
+		peer_teardown(&q[i]);
+	system("cat /proc/net/sdp");
+}
+
+static void test_probe_abort_in_acceptq(void)
+{
+	struct peer p;
+
+	klog_start();
+	peer_listen(&p, 4, 0);
+	peer_start(&p, NULL);
+	peer_established(&p);
+	tap_diag("listener revents: %#x", wait_fd(p.listener, POLLIN, WAIT_MS));
+	peer_send_raw(&p, 0x42, 16, 1, NULL, 0, 16);
+	peer_expect_disconnect(&p);
+	tap_diag("peer disconnected; got %u messages", p.rx_n);
+	tap_diag("rdma_disconnect: %d", rdma_disconnect(p.id));
+	sleep_ms_poll(1000);
+	system("cat /proc/net/sdp");
+	close(p.listener);
+	p.listener = -1;
+	sleep_ms_poll(3000);
+	tap_diag("listener closed 3 s ago");
+	system("cat /proc/net/sdp");
+	peer_teardown(&p);
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_probe_abort_in_acceptq),
+	TAP_TEST(test_probe_abort_before_accept),
+	TAP_TEST(test_valid_peer),
+	TAP_TEST(test_unknown_mid),
+	TAP_TEST(test_unimplemented_mid),
+	TAP_TEST(test_bad_length),
+	TAP_TEST(test_short_message),
+	TAP_TEST(test_bad_sequence),
+	TAP_TEST(test_too_many_messages),
+	TAP_TEST(test_excess_message_waits),
+	TAP_TEST(test_data_after_disconn),
+	TAP_TEST(test_abortconn_from_peer),
+};
+
+#define BURST_SYSCTL	"/proc/sys/net/core/message_burst"
+
+/*
+ * Raise the burst of net_ratelimit() for the run, so that every case's
+ * log line gets through; put the old value back afterwards.
+ */
+static int set_burst(const char *value)
+{
+	int fd = open(BURST_SYSCTL, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	char old[32];
+	bool raised;
+	int ret;
+
+	raised = read_file(BURST_SYSCTL, old, sizeof(old)) == 0 &&
+		 set_burst("1000") == 0;
+	ret = tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+	if (raised)
+		set_burst(old);
+	return ret;
+}
