@@ -30,7 +30,7 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # Suites in the order they run: the test bed first, so that a broken
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
-	tests/bin/rdma
+	tests/bin/peer tests/bin/rdma
 KSRCS := $(wildcard src/*.c src/*.h) include/uapi/linux/sdp.h
 
 .PHONY: all module tests examples check check-vm demo demo-vm bench bench-vm \
@@ -51,7 +51,10 @@ tests: $(TEST_BINS)
 
 tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) include/uapi/linux/sdp.h
 	@mkdir -p tests/bin
-	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) $(LDLIBS)
+
+# The misbehaving-peer suite speaks SDP from user space with verbs.
+tests/bin/peer: LDLIBS += -lrdmacm -libverbs
 
 deps:
 	scripts/install-deps

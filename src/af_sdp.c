@@ -376,14 +376,9 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 		child = sdp_accept_dequeue(lssk);
 		if (child)
 			break;
-		if (!timeo) {
-			err = -EAGAIN;
+		err = sdp_wait_check(timeo);
+		if (err)
 			break;
-		}
-		if (signal_pending(current)) {
-			err = sock_intr_errno(timeo);
-			break;
-		}
 		add_wait_queue_exclusive(sk_sleep(sk), &wait);
 		sk_wait_event(sk, &timeo,
 			      !list_empty(&lssk->accept_queue) ||
@@ -579,6 +574,8 @@ static void sdp_listen_stop(struct sdp_sock *lssk)
 		child->parent = NULL;
 		sock_set_flag(&child->sk, SOCK_DEAD);
 		sdp_conn_abort(child, 0);
+		/* Even if it was aborted before: it is closed now. */
+		sdp_queue_work(child);
 		release_sock(&child->sk);
 		sock_put(&lssk->sk);	/* the child's listener reference */
 		sock_put(&child->sk);	/* the child's own reference */

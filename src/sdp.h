@@ -10,6 +10,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/irq_poll.h>
+#include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
@@ -72,6 +73,7 @@ enum {
 	SDP_F_V6,		/* user addresses are AF_INET6 */
 	SDP_F_BOUND,		/* bind()/listen()/connect() gave a port */
 	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
+	SDP_F_QUEUED,		/* passive: moved to the accept queue */
 	SDP_F_NODELAY,		/* TCP_NODELAY */
 	SDP_F_CORK,		/* TCP_CORK */
 };
@@ -171,7 +173,7 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 
 /* Abort reasons for rate-limited logs (peer-triggered ones included). */
 #define sdp_warn_peer(ssk, fmt, ...)					\
-	net_warn_ratelimited("sdp: %pISpc: " fmt,			\
+	net_warn_ratelimited("%pISpc: " fmt,			\
 			     &(ssk)->id->route.addr.dst_addr, ##__VA_ARGS__)
 
 /**
@@ -205,7 +207,22 @@ void sdp_work(struct work_struct *work);
 void sdp_timeout_work(struct work_struct *work);
 void sdp_check_close_done(struct sdp_sock *ssk);
 
+/* Before waiting: -EAGAIN when the timeout is over, -EINTR etc. on a signal */
+static inline int sdp_wait_check(long timeo)
+{
+	if (!timeo)
+		return -EAGAIN;
+	if (signal_pending(current))
+		return sock_intr_errno(timeo);
+	return 0;
+}
+
 /* sdp_cq.c */
+struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
+			       size_t size, enum dma_data_direction dir,
+			       void (*done)(struct ib_cq *cq, struct ib_wc *wc));
+void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
+		   unsigned int n, size_t size, enum dma_data_direction dir);
 int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe);
 void sdp_cq_destroy(struct sdp_sock *ssk);
 void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),

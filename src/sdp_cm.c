@@ -255,6 +255,7 @@ static void sdp_child_established(struct sdp_sock *child)
 	if (lssk->sk.sk_state == TCP_LISTEN &&
 	    !list_empty(&child->child_node)) {
 		list_move_tail(&child->child_node, &lssk->accept_queue);
+		set_bit(SDP_F_QUEUED, &child->flags);
 		queued = true;
 	}
 	spin_unlock_bh(&lssk->lock);
@@ -282,20 +283,20 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	if (lsk->sk_state != TCP_LISTEN)
 		goto reject;
 	if (sk_acceptq_is_full(lsk)) {
-		net_dbg_ratelimited("sdp: accept queue full, refusing %pISpc\n",
+		net_dbg_ratelimited("accept queue full, refusing %pISpc\n",
 				    &id->route.addr.dst_addr);
 		goto reject;
 	}
 	if (!hh || ev->param.conn.private_data_len < sizeof(*hh) ||
 	    hh->bsdh.mid != SDP_MID_HELLO ||
 	    SDP_VERSION_MAJOR(hh->version) != SDP_VERSION_MAJOR(SDP_VERSION)) {
-		net_warn_ratelimited("sdp: %pISpc: bad Hello, refusing\n",
+		net_warn_ratelimited("%pISpc: bad Hello, refusing\n",
 				     &id->route.addr.dst_addr);
 		goto reject;
 	}
 	rcvsz = be32_to_cpu(hh->localrcvsz);
 	if (rcvsz < SDP_MIN_PEER_RCVSZ || !be16_to_cpu(hh->bsdh.bufs)) {
-		net_warn_ratelimited("sdp: %pISpc: Hello with %u-byte buffers, %u credits; refusing\n",
+		net_warn_ratelimited("%pISpc: Hello with %u-byte buffers, %u credits; refusing\n",
 				     &id->route.addr.dst_addr, rcvsz,
 				     be16_to_cpu(hh->bsdh.bufs));
 		goto reject;
@@ -402,6 +403,14 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		sdp_connect_failed(ssk, -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		if (test_bit(SDP_F_ABORT, &ssk->flags)) {
+			/*
+			 * Aborted while the CM was still waiting for the
+			 * peer's RTU: the DREQ could not go then, now it can.
+			 */
+			rdma_disconnect(id);
+			break;
+		}
 		if (sk->sk_state == TCP_SYN_RECV) {
 			spin_lock_bh(&ssk->lock);
 			sdp_set_state(sk, TCP_ESTABLISHED);
@@ -423,8 +432,10 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		sk->sk_write_space(sk);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		/* The peer's DREQ: answer it now (our own DREQ's reply too). */
+		if (!test_and_set_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
+			rdma_disconnect(id);
 		spin_lock_bh(&ssk->lock);
-		set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
 		if (!test_bit(SDP_F_ABORT, &ssk->flags) &&
 		    !(test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
 		      test_bit(SDP_F_DISCONN_DONE, &ssk->flags)))
@@ -521,9 +532,20 @@ void sdp_work(struct work_struct *work)
 	struct sdp_sock *ssk = container_of(work, struct sdp_sock, work);
 	struct sock *sk = &ssk->sk;
 	struct rdma_cm_id *id = NULL;
+	struct sock *parent = NULL;
 	bool disconnect, destroy, qp;
 
 	lock_sock(sk);
+	/*
+	 * A passive socket aborted before it reached the accept queue will
+	 * never be accepted: give its backlog slot back and close it.
+	 */
+	if (ssk->parent && test_bit(SDP_F_ABORT, &ssk->flags) &&
+	    !test_bit(SDP_F_QUEUED, &ssk->flags) && sdp_child_unlink(ssk)) {
+		parent = ssk->parent;
+		ssk->parent = NULL;
+		sock_set_flag(sk, SOCK_DEAD);
+	}
 	spin_lock_bh(&ssk->lock);
 	qp = test_bit(SDP_F_QP, &ssk->flags);
 	disconnect = qp && !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
@@ -569,6 +591,10 @@ void sdp_work(struct work_struct *work)
 	if (id) {
 		rdma_destroy_id(id);
 		sock_put(sk);	/* the id's reference */
+	}
+	if (parent) {
+		sock_put(parent);	/* the child's listener reference */
+		sock_put(sk);		/* its own, which the queue held */
 	}
 	sock_put(sk);		/* the work's reference */
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sockets Direct Protocol -- the completion queue of a connection, and
- * busy polling.
+ * Sockets Direct Protocol -- message buffers, the completion queue of a
+ * connection, and busy polling.
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
@@ -17,6 +17,7 @@
 #include <linux/list.h>
 #include <linux/irq_poll.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/sched/clock.h>
 #include <net/busy_poll.h>
 
@@ -25,10 +26,67 @@
 #define SDP_CQ_BUDGET	64
 #define SDP_CQ_BATCH	16
 
-static unsigned int recv_poll = 100;
+static unsigned int recv_poll = 700;
 module_param(recv_poll, uint, 0644);
 MODULE_PARM_DESC(recv_poll,
-		 "microseconds a blocking receive polls the CQ before it sleeps, unless SO_BUSY_POLL says otherwise (default 100, 0 disables, at most 100000)");
+		 "microseconds a blocking receive polls the CQ before it sleeps, unless SO_BUSY_POLL says otherwise (default 700, 0 disables, at most 100000)");
+
+/**
+ * sdp_ring_alloc() - allocate and DMA-map a ring of message buffers
+ * @dev: the device that will access them
+ * @n: number of buffers
+ * @size: bytes per buffer
+ * @dir: DMA_TO_DEVICE (send) or DMA_FROM_DEVICE (receive)
+ * @done: completion handler of the work requests that use them
+ *
+ * Return: the ring, or NULL (nothing left allocated).
+ */
+struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
+			       size_t size, enum dma_data_direction dir,
+			       void (*done)(struct ib_cq *cq, struct ib_wc *wc))
+{
+	struct sdp_buf *ring;
+	unsigned int i;
+
+	ring = kcalloc(n, sizeof(*ring), GFP_KERNEL);
+	if (!ring)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		struct sdp_buf *b = &ring[i];
+
+		b->cqe.done = done;
+		INIT_LIST_HEAD(&b->node);
+		b->data = kmalloc(size, GFP_KERNEL);
+		if (!b->data)
+			goto err;
+		b->dma = ib_dma_map_single(dev, b->data, size, dir);
+		if (ib_dma_mapping_error(dev, b->dma)) {
+			kfree(b->data);
+			b->data = NULL;
+			goto err;
+		}
+	}
+	return ring;
+err:
+	sdp_ring_free(dev, ring, n, size, dir);
+	return NULL;
+}
+
+void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
+		   unsigned int n, size_t size, enum dma_data_direction dir)
+{
+	unsigned int i;
+
+	if (!ring)
+		return;
+	for (i = 0; i < n; i++) {
+		if (!ring[i].data)
+			continue;
+		ib_dma_unmap_single(dev, ring[i].dma, size, dir);
+		kfree(ring[i].data);
+	}
+	kfree(ring);
+}
 
 /* Handle up to @budget completions; poll_lock held, BHs off. */
 static int sdp_cq_process(struct sdp_sock *ssk, int budget)

@@ -17,11 +17,11 @@
  *     shorter than a BSDH;
  *   - a message whose mseq is not the previous one + 1;
  *   - more messages than it had credits for (mseq beyond our adverts);
+ *   - an mseq_ack for a message we have not sent;
  *   - a message id we do not implement (SrcAvail, SinkAvail, ...);
  *   - data after it sent DisConn.
  */
 #include <linux/dma-mapping.h>
-#include <linux/slab.h>
 #include <linux/uio.h>
 
 #include "sdp.h"
@@ -30,51 +30,16 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
 int sdp_rx_ring_alloc(struct sdp_sock *ssk)
 {
-	struct ib_device *dev = ssk->sdev->ibdev;
-	unsigned int i;
-
-	ssk->rx_ring = kcalloc(ssk->rx_count, sizeof(*ssk->rx_ring),
-			       GFP_KERNEL);
-	if (!ssk->rx_ring)
-		return -ENOMEM;
-	for (i = 0; i < ssk->rx_count; i++) {
-		struct sdp_buf *b = &ssk->rx_ring[i];
-
-		b->cqe.done = sdp_rx_done;
-		INIT_LIST_HEAD(&b->node);
-		b->data = kmalloc(SDP_BUF_SIZE, GFP_KERNEL);
-		if (!b->data)
-			goto err;
-		b->dma = ib_dma_map_single(dev, b->data, SDP_BUF_SIZE,
-					   DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(dev, b->dma)) {
-			kfree(b->data);
-			b->data = NULL;
-			goto err;
-		}
-	}
-	return 0;
-err:
-	sdp_rx_ring_free(ssk);
-	return -ENOMEM;
+	ssk->rx_ring = sdp_ring_alloc(ssk->sdev->ibdev, ssk->rx_count,
+				      SDP_BUF_SIZE, DMA_FROM_DEVICE,
+				      sdp_rx_done);
+	return ssk->rx_ring ? 0 : -ENOMEM;
 }
 
 void sdp_rx_ring_free(struct sdp_sock *ssk)
 {
-	struct ib_device *dev = ssk->sdev->ibdev;
-	unsigned int i;
-
-	if (!ssk->rx_ring)
-		return;
-	for (i = 0; i < ssk->rx_count; i++) {
-		struct sdp_buf *b = &ssk->rx_ring[i];
-
-		if (!b->data)
-			continue;
-		ib_dma_unmap_single(dev, b->dma, SDP_BUF_SIZE, DMA_FROM_DEVICE);
-		kfree(b->data);
-	}
-	kfree(ssk->rx_ring);
+	sdp_ring_free(ssk->sdev->ibdev, ssk->rx_ring, ssk->rx_count,
+		      SDP_BUF_SIZE, DMA_FROM_DEVICE);
 	ssk->rx_ring = NULL;
 }
 
@@ -191,6 +156,11 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			      mseq, ssk->rx_mseq_limit);
 		goto abort;
 	}
+	if (sdp_mseq_after(be32_to_cpu(h->mseq_ack), ssk->tx_mseq_next - 1)) {
+		sdp_warn_peer(ssk, "mseq_ack %u beyond our last message %u; aborting\n",
+			      be32_to_cpu(h->mseq_ack), ssk->tx_mseq_next - 1);
+		goto abort;
+	}
 	ssk->rx_mseq_last = mseq;
 
 	/*
@@ -254,7 +224,7 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		 */
 		if (wc->status != IB_WC_WR_FLUSH_ERR &&
 		    !test_bit(SDP_F_ABORT, &ssk->flags)) {
-			net_warn_ratelimited("sdp: receive completion error %s\n",
+			net_warn_ratelimited("receive completion error %s\n",
 					     ib_wc_status_msg(wc->status));
 			__sdp_conn_abort(ssk, ECONNRESET, false);
 		}
@@ -392,14 +362,9 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 			err = -ENOTCONN;
 			break;
 		}
-		if (!timeo) {
-			err = -EAGAIN;
+		err = sdp_wait_check(timeo);
+		if (err)
 			break;
-		}
-		if (signal_pending(current)) {
-			err = sock_intr_errno(timeo);
-			break;
-		}
 		sdp_busy_poll(sk, sdp_rx_ready, peeked);
 		if (sdp_rx_ready(sk, peeked))
 			continue;

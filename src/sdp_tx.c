@@ -26,7 +26,6 @@
  */
 #include <linux/dma-mapping.h>
 #include <linux/sched/signal.h>
-#include <linux/slab.h>
 #include <linux/uio.h>
 
 #include "sdp.h"
@@ -36,74 +35,29 @@
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc);
 
-static int sdp_ring_map(struct ib_device *dev, struct sdp_buf *ring,
-			unsigned int n, size_t size,
-			void (*done)(struct ib_cq *, struct ib_wc *))
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		struct sdp_buf *b = &ring[i];
-
-		b->cqe.done = done;
-		INIT_LIST_HEAD(&b->node);
-		b->data = kzalloc(size, GFP_KERNEL);
-		if (!b->data)
-			return -ENOMEM;
-		b->dma = ib_dma_map_single(dev, b->data, size, DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(dev, b->dma)) {
-			kfree(b->data);
-			b->data = NULL;
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-static void sdp_ring_unmap(struct ib_device *dev, struct sdp_buf *ring,
-			   unsigned int n, size_t size)
-{
-	unsigned int i;
-
-	if (!ring)
-		return;
-	for (i = 0; i < n; i++) {
-		if (!ring[i].data)
-			continue;
-		ib_dma_unmap_single(dev, ring[i].dma, size, DMA_TO_DEVICE);
-		kfree(ring[i].data);
-	}
-	kfree(ring);
-}
-
 int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->sdev->ibdev;
 
-	ssk->tx_ring = kcalloc(ssk->tx_count, sizeof(*ssk->tx_ring),
-			       GFP_KERNEL);
-	ssk->ctrl_ring = kcalloc(SDP_CTRL_BUFS, sizeof(*ssk->ctrl_ring),
-				 GFP_KERNEL);
-	if (!ssk->tx_ring || !ssk->ctrl_ring)
-		goto err;
-	if (sdp_ring_map(dev, ssk->tx_ring, ssk->tx_count, SDP_BUF_SIZE,
-			 sdp_tx_done))
-		goto err;
-	if (sdp_ring_map(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_HDR,
-			 sdp_ctrl_done))
-		goto err;
+	ssk->tx_ring = sdp_ring_alloc(dev, ssk->tx_count, SDP_BUF_SIZE,
+				      DMA_TO_DEVICE, sdp_tx_done);
+	ssk->ctrl_ring = sdp_ring_alloc(dev, SDP_CTRL_BUFS, SDP_HDR,
+					DMA_TO_DEVICE, sdp_ctrl_done);
+	if (!ssk->tx_ring || !ssk->ctrl_ring) {
+		sdp_tx_ring_free(ssk);
+		return -ENOMEM;
+	}
 	return 0;
-err:
-	sdp_tx_ring_free(ssk);
-	return -ENOMEM;
 }
 
 void sdp_tx_ring_free(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->sdev->ibdev;
 
-	sdp_ring_unmap(dev, ssk->tx_ring, ssk->tx_count, SDP_BUF_SIZE);
-	sdp_ring_unmap(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_HDR);
+	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_count, SDP_BUF_SIZE,
+		      DMA_TO_DEVICE);
+	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_HDR,
+		      DMA_TO_DEVICE);
 	ssk->tx_ring = NULL;
 	ssk->ctrl_ring = NULL;
 }
@@ -292,7 +246,7 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* As on the receive side, only a non-flush error is ours to act on. */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
-		net_warn_ratelimited("sdp: send completion error %s\n",
+		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
 		__sdp_conn_abort(ssk, ECONNRESET, false);
 	}
@@ -317,7 +271,7 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
 		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
-		net_warn_ratelimited("sdp: send completion error %s\n",
+		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
 		__sdp_conn_abort(ssk, ECONNRESET, false);
 	}
@@ -340,10 +294,10 @@ static int sdp_tx_wait(struct sock *sk, long *timeo)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
-	if (!*timeo)
-		return -EAGAIN;
-	if (signal_pending(current))
-		return sock_intr_errno(*timeo);
+	int err = sdp_wait_check(*timeo);
+
+	if (err)
+		return err;
 	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 	add_wait_queue(sk_sleep(sk), &wait);
 	sk_wait_event(sk, timeo, sdp_tx_wait_cond(sk), &wait);
@@ -357,12 +311,10 @@ static int sdp_wait_connect(struct sock *sk, long *timeo)
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
 	while ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
-		if (sk->sk_err)
-			return sock_error(sk);
-		if (!*timeo)
-			return -EAGAIN;
-		if (signal_pending(current))
-			return sock_intr_errno(*timeo);
+		int err = sock_error(sk) ?: sdp_wait_check(*timeo);
+
+		if (err)
+			return err;
 		add_wait_queue(sk_sleep(sk), &wait);
 		sk_wait_event(sk, timeo,
 			      READ_ONCE(sk->sk_err) ||
