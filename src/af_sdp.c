@@ -10,8 +10,10 @@
  * Files: af_sdp.c (this file) is the socket family: socket(), the
  * proto_ops, module init/exit.  sdp_cm.c runs connections through the
  * RDMA CM (Hello/HelloAck, QP setup, close, teardown); sdp_tx.c and
- * sdp_rx.c are the data path; sdp_dev.c tracks RDMA devices; sdp_diag.c
- * lists sockets in /proc/net/sdp.  Wire formats are in sdp_proto.h.
+ * sdp_rx.c are the data path; sdp_cq.c has the message buffers, the
+ * completion queue and busy polling; sdp_dev.c tracks RDMA devices;
+ * sdp_diag.c lists sockets in /proc/net/sdp.  Wire formats are in
+ * sdp_proto.h.
  *
  * Lifecycle and references of a struct sock:
  *   - the socket's own reference (sk_alloc()), owned by the struct socket;
@@ -29,8 +31,10 @@
  *
  * Locks, outermost first:
  *   lock_sock()  serialises user calls, the CM handler and sdp_work();
+ *   sdp_sock::poll_lock (spinlock, _bh)  held while CQ completions are
+ *                handled (softirq, or a busy-polling reader);
  *   sdp_sock::lock (spinlock, _bh)  state, flags, rings, credits, queues:
- *                shared with the CQ completion handlers (softirq);
+ *                shared with the completion handlers;
  *   a listener's sdp_sock::lock nests inside a child's lock_sock();
  *   sdp_sock_list_lock -> sdp_sock::lock (device removal scan);
  *   sdp_dev_lock is a leaf.

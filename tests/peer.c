@@ -411,6 +411,28 @@ static void peer_wait_cm(struct peer *p, enum rdma_cm_event_type want)
 
 /* ---- The peer: sending ----------------------------------------------- */
 
+/* Post @len bytes at @addr (inside the registered buffer) as one SEND. */
+static void peer_post(struct peer *p, void *addr, size_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)addr,
+		.length = len,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = p->tx_slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
+	      strerror(errno));
+	p->tx_slot++;
+	p->tx_posted++;
+}
+
 /*
  * Send @wire_len bytes: a BSDH (@mid, our credits, @len, @mseq, the
  * mseq of the last message we received), @payload, zeros after it.
@@ -428,18 +450,6 @@ static void peer_send_raw(struct peer *p, uint8_t mid, uint32_t len,
 		.mseq = htonl(mseq),
 		.mseq_ack = htonl(p->rx_mseq),
 	};
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)slot,
-		.length = wire_len,
-		.lkey = p->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = p->tx_slot,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
 
 	CHECK(sizeof(h) + paylen <= PEER_TX_SLOT && wire_len <= PEER_TX_SLOT,
 	      "message too big for a send slot");
@@ -449,10 +459,7 @@ static void peer_send_raw(struct peer *p, uint8_t mid, uint32_t len,
 	memcpy(slot, &h, sizeof(h));
 	if (paylen)
 		memcpy(slot + sizeof(h), payload, paylen);
-	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
-	      strerror(errno));
-	p->tx_slot++;
-	p->tx_posted++;
+	peer_post(p, slot, wire_len);
 	p->tx_mseq = mseq;
 }
 
@@ -468,26 +475,11 @@ static void peer_send_big(struct peer *p, size_t size)
 		.mseq = htonl(p->tx_mseq + 1),
 		.mseq_ack = htonl(p->rx_mseq),
 	};
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)big,
-		.length = size,
-		.lkey = p->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = p->tx_slot,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
 
 	CHECK(size <= PEER_BIG, "message too big");
 	memset(big, 0, size);
 	memcpy(big, &h, sizeof(h));
-	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
-	      strerror(errno));
-	p->tx_slot++;
-	p->tx_posted++;
+	peer_post(p, big, size);
 	p->tx_mseq++;
 }
 
