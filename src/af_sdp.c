@@ -663,8 +663,11 @@ static int sdp_release(struct socket *sock)
 		rdma_destroy_id(id);
 		sock_put(sk);	/* the id's reference */
 	}
-	if (listener)
-		sdp_listen_stop(ssk);
+	/*
+	 * Also when no longer listening: a listener whose device went away
+	 * is closed (ENETDOWN) but may still hold passive sockets.
+	 */
+	sdp_listen_stop(ssk);
 	sock->sk = NULL;
 	sock_put(sk);
 	return 0;

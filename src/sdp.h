@@ -171,10 +171,12 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 	return container_of(sk, struct sdp_sock, sk);
 }
 
-/* Abort reasons for rate-limited logs (peer-triggered ones included). */
+/*
+ * Rate-limited warning about what a peer did, naming it by the cached
+ * peer address (valid whatever state the CM id is in).
+ */
 #define sdp_warn_peer(ssk, fmt, ...)					\
-	net_warn_ratelimited("%pISpc: " fmt,			\
-			     &(ssk)->id->route.addr.dst_addr, ##__VA_ARGS__)
+	net_warn_ratelimited("%pISpc: " fmt, &(ssk)->daddr, ##__VA_ARGS__)
 
 /**
  * struct sdp_device - per-RDMA-device state
