@@ -12,8 +12,9 @@
  * RDMA CM (Hello/HelloAck, QP setup, close, teardown); sdp_tx.c and
  * sdp_rx.c are the data path; sdp_cq.c has the message buffers, the
  * completion queue and busy polling; sdp_dev.c tracks RDMA devices;
- * sdp_diag.c lists sockets in /proc/net/sdp.  Wire formats are in
- * sdp_proto.h.
+ * sdp_diag.c lists sockets in /proc/net/sdp; sdp_zcopy.c sends large
+ * writes zero-copy (SrcAvail, RDMA Read).  Wire formats are in
+ * sdp_proto.h, kernel version differences in sdp_compat.h.
  *
  * Lifecycle and references of a struct sock:
  *   - the socket's own reference (sk_alloc()), owned by the struct socket;
@@ -30,6 +31,9 @@
  * while closed sockets finish their teardown).
  *
  * Locks, outermost first:
+ *   sdp_sock::tx_mutex  one sendmsg() at a time, held across its waits,
+ *                so that a zero-copy send is not interleaved with
+ *                another thread's data (sdp_zcopy.c);
  *   lock_sock()  serialises user calls, the CM handler and sdp_work();
  *   sdp_sock::poll_lock (spinlock, _bh)  held while CQ completions are
  *                handled (softirq, or a busy-polling reader);
@@ -83,6 +87,7 @@ void sdp_queue_work(struct sdp_sock *ssk)
 static void sdp_sock_destruct(struct sock *sk)
 {
 	sdp_sock_unlink(sdp_sk(sk));
+	mutex_destroy(&sdp_sk(sk)->tx_mutex);
 }
 
 /* Allocate a socket; a passive one (@parent set) inherits its options. */
@@ -107,6 +112,9 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 	INIT_LIST_HEAD(&ssk->child_node);
 	INIT_WORK(&ssk->work, sdp_work);
 	INIT_DELAYED_WORK(&ssk->timeout_work, sdp_timeout_work);
+	mutex_init(&ssk->tx_mutex);
+	ssk->zc_thresh = min_t(unsigned int, READ_ONCE(sdp_zcopy_thresh),
+			       INT_MAX);
 	if (parent) {
 		struct sdp_sock *pssk = sdp_sk(parent);
 
@@ -116,6 +124,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 		sk->sk_rcvtimeo = parent->sk_rcvtimeo;
 		sk->sk_sndtimeo = parent->sk_sndtimeo;
 		sk->sk_lingertime = parent->sk_lingertime;
+		ssk->zc_thresh = pssk->zc_thresh;
 		sock_copy_flags(sk, parent);
 		sock_reset_flag(sk, SOCK_DEAD);
 		ssk->flags = pssk->flags & (BIT(SDP_F_V6) | BIT(SDP_F_NODELAY) |
@@ -503,7 +512,10 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	case SIOCOUTQ:
 		if (sk->sk_state == TCP_LISTEN)
 			return -EINVAL;
-		answ = READ_ONCE(ssk->tx_bytes);
+		/* Buffered bytes, and those of our advertisement not yet read */
+		spin_lock_bh(&ssk->lock);
+		answ = ssk->tx_bytes + ssk->zc_tx_len - ssk->zc_tx_acked;
+		spin_unlock_bh(&ssk->lock);
 		break;
 	case SIOCATMARK:
 		answ = 0;	/* no urgent data: MSG_OOB is not supported */
@@ -680,12 +692,23 @@ static int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int val, err = 0;
 
-	if (level != SOL_TCP)
+	if (level != SOL_TCP && level != SOL_SDP)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
 		return -EINVAL;
 	if (copy_from_sockptr(&val, optval, sizeof(val)))
 		return -EFAULT;
+
+	if (level == SOL_SDP) {
+		if (optname != SDP_ZCOPY_THRESH)
+			return -ENOPROTOOPT;	/* SDP_INFO is read-only */
+		if (val < 0)
+			return -EINVAL;
+		lock_sock(sk);
+		ssk->zc_thresh = val;
+		release_sock(sk);
+		return 0;
+	}
 
 	lock_sock(sk);
 	spin_lock_bh(&ssk->lock);
@@ -709,18 +732,46 @@ static int sdp_setsockopt(struct socket *sock, int level, int optname,
 	return err;
 }
 
+static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
+			      char __user *optval, int __user *optlen, int len)
+{
+	struct sdp_info info;
+	int val;
+
+	switch (optname) {
+	case SDP_ZCOPY_THRESH:
+		val = READ_ONCE(ssk->zc_thresh);
+		len = min_t(unsigned int, len, sizeof(val));
+		if (put_user(len, optlen) || copy_to_user(optval, &val, len))
+			return -EFAULT;
+		return 0;
+	case SDP_INFO:
+		spin_lock_bh(&ssk->lock);
+		info = ssk->info;
+		spin_unlock_bh(&ssk->lock);
+		len = min_t(unsigned int, len, sizeof(info));
+		if (put_user(len, optlen) || copy_to_user(optval, &info, len))
+			return -EFAULT;
+		return 0;
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
 static int sdp_getsockopt(struct socket *sock, int level, int optname,
 			  char __user *optval, int __user *optlen)
 {
 	struct sdp_sock *ssk = sdp_sk(sock->sk);
 	int val, len;
 
-	if (level != SOL_TCP)
+	if (level != SOL_TCP && level != SOL_SDP)
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
+	if (level == SOL_SDP)
+		return sdp_getsockopt_sdp(ssk, optname, optval, optlen, len);
 	switch (optname) {
 	case TCP_NODELAY:
 		val = test_bit(SDP_F_NODELAY, &ssk->flags);
@@ -740,11 +791,20 @@ static int sdp_getsockopt(struct socket *sock, int level, int optname,
 static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
 	int ret;
 
+	/* One sender at a time (sdp_sock::tx_mutex); never wait if told not to. */
+	if (msg->msg_flags & MSG_DONTWAIT) {
+		if (!mutex_trylock(&ssk->tx_mutex))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&ssk->tx_mutex)) {
+		return sock_intr_errno(sock_sndtimeo(sk, false));
+	}
 	lock_sock(sk);
 	ret = sdp_sendmsg_locked(sk, msg, len);
 	release_sock(sk);
+	mutex_unlock(&ssk->tx_mutex);
 	return ret;
 }
 

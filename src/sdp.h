@@ -9,6 +9,8 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
 #include <linux/irq_poll.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
@@ -16,6 +18,8 @@
 #include <net/tcp_states.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+
+#include <uapi/linux/sdp.h>
 
 #include "sdp_proto.h"
 
@@ -36,9 +40,16 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_DEFAULT_BUFS	16
 #define SDP_MAX_BUFS		256
 #define SDP_CTRL_BUFS		4
+/* A control message: BSDH and the largest extra header we send there. */
+#define SDP_CTRL_SIZE		(sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch))
 #define SDP_MIN_PEER_RCVSZ	1024
 /* Data needs two credits: the last one is kept for a control message. */
 #define SDP_DATA_MIN_CREDITS	2
+
+/* RDMA reads in flight per QP we ask for (device limits apply). */
+#define SDP_RD_ATOM		16
+/* Scatter entries per send or RDMA read work request we ask for. */
+#define SDP_ZC_SGE		32
 
 #define SDP_RESOLVE_TIMEOUT_MS	2000
 #define SDP_FIN_TIMEOUT		(60 * HZ)
@@ -49,8 +60,11 @@ extern struct workqueue_struct *sdp_wq;
  * @data: the kernel mapping (SDP_BUF_SIZE, or sizeof(bsdh) for control)
  * @dma: its DMA address
  * @node: entry in sdp_sock::rx_queue while it holds unread data
- * @len: rx: payload bytes received; tx: bytes of the message
- * @off: rx: payload bytes already read
+ * @len: rx: payload bytes received, or advertised by a SrcAvail;
+ *	tx: bytes after the BSDH
+ * @off: rx: bytes of @len already read
+ * @mid: rx: SDP_MID_DATA or SDP_MID_SRCAVAIL while queued;
+ *	tx: the message id the slot carries; ctrl: the one posted
  */
 struct sdp_buf {
 	struct ib_cqe cqe;
@@ -59,6 +73,7 @@ struct sdp_buf {
 	struct list_head node;
 	u32 len;
 	u32 off;
+	u8 mid;
 };
 
 /* sdp_sock::flags, changed under sdp_sock::lock */
@@ -76,6 +91,34 @@ enum {
 	SDP_F_QUEUED,		/* passive: moved to the accept queue */
 	SDP_F_NODELAY,		/* TCP_NODELAY */
 	SDP_F_CORK,		/* TCP_CORK */
+	SDP_F_ZC_SENDSM,	/* tx: SendSM ended our advertisement */
+	SDP_F_ZC_CANCEL_WANT,	/* tx: send SrcAvailCancel when possible */
+	SDP_F_ZC_CANCEL_SENT,	/* tx: ... it is posted */
+	SDP_F_ZC_INV_DONE,	/* tx: LOCAL_INV completed */
+	SDP_F_ZC_INV_ERR,	/* tx: ... but failed or was flushed */
+	SDP_F_ZC_SENDSM_WANT,	/* rx: send SendSM when possible */
+	SDP_F_ZC_READING,	/* rx: an RDMA read is in flight */
+	SDP_F_ZC_RD_DONE,	/* rx: ... and completed */
+	SDP_F_ZC_RD_ERR,	/* rx: ... with an error */
+	SDP_F_ZC_RX_CANCEL,	/* rx: the peer cancelled during the read */
+};
+
+/**
+ * struct sdp_zc_pages - user pages pinned for one zero-copy transfer
+ * @pages: the pinned pages
+ * @npages: how many
+ * @sgt: their scatterlist, covering exactly the transfer's bytes
+ * @dev: device the scatterlist is DMA-mapped for, or NULL (unmapped)
+ * @nents: mapped entries
+ * @dir: DMA direction
+ */
+struct sdp_zc_pages {
+	struct page **pages;
+	unsigned long npages;
+	struct sg_table sgt;
+	struct ib_device *dev;
+	int nents;
+	enum dma_data_direction dir;
 };
 
 /**
@@ -118,6 +161,23 @@ enum {
  * @child_node: child: entry in the parent's @accept_queue or @pending
  * @work: deferred process-context work: disconnect, destroy
  * @timeout_work: abort an orphaned socket the peer never closes
+ * @pd: protection domain of this connection alone, so that an rkey we
+ *	advertise works only through this connection's QP
+ * @tx_mutex: held across sendmsg(), so that a zero-copy send and its
+ *	buffered remainder are not interleaved with another thread's data
+ * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
+ * @zc_mr: registration MR for our advertisements, allocated at the first
+ *	zero-copy send and reused; under lock_sock() and @tx_mutex
+ * @zc_tx_len: bytes of our outstanding SrcAvail (0: none)
+ * @zc_tx_acked: bytes of it the peer reported read
+ * @zc_reg_cqe: completion of the REG_MR (only errors complete)
+ * @zc_inv_cqe: completion of the LOCAL_INV
+ * @zc_rx: the peer's SrcAvail being consumed (queued on @rx_queue)
+ * @zc_rx_compl: bytes read from it not yet reported in RdmaRdCompl
+ * @zc_rd_cqe: completion of our RDMA read
+ * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
+ *	until it drops to 0 (sdp_work() waits for it)
+ * @info: the SDP_INFO counters; under @lock
  */
 struct sdp_sock {
 	struct sock sk;
@@ -164,6 +224,20 @@ struct sdp_sock {
 
 	struct work_struct work;
 	struct delayed_work timeout_work;
+
+	struct ib_pd *pd;
+	struct mutex tx_mutex;	/* see above */
+	int zc_thresh;
+	struct ib_mr *zc_mr;
+	u32 zc_tx_len;
+	u32 zc_tx_acked;
+	struct ib_cqe zc_reg_cqe;
+	struct ib_cqe zc_inv_cqe;
+	struct sdp_buf *zc_rx;
+	u32 zc_rx_compl;
+	struct ib_cqe zc_rd_cqe;
+	unsigned int zc_busy;
+	struct sdp_info info;
 };
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
@@ -181,7 +255,6 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 /**
  * struct sdp_device - per-RDMA-device state
  * @ibdev: the device; valid until sdp_remove_one() for it returns
- * @pd: protection domain every SDP connection on this device uses
  * @list: entry in sdp_dev_list, protected by sdp_dev_lock
  * @ref: held by sdp_dev_list and by every connection with a QP on the
  *	device; the last sdp_device_put() frees it
@@ -189,7 +262,6 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
  */
 struct sdp_device {
 	struct ib_device *ibdev;
-	struct ib_pd *pd;
 	struct list_head list;
 	struct kref ref;
 	bool removing;
@@ -250,6 +322,24 @@ int sdp_rx_post_all(struct sdp_sock *ssk);
 int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags);
 void sdp_rx_purge(struct sdp_sock *ssk);
+void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b);
+
+/* sdp_zcopy.c */
+#define SDP_ZC_MAX_BYTES	(1024 * 1024)
+/* Pages of the largest transfer: SDP_ZC_MAX_BYTES at any page offset. */
+#define SDP_ZC_MAX_PAGES	(SDP_ZC_MAX_BYTES / PAGE_SIZE + 1)
+extern unsigned int sdp_zcopy_thresh;
+bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo);
+size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
+		   bool *fallback, int *err);
+int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
+		size_t len, int flags);
+void sdp_zc_init(struct sdp_sock *ssk);
+bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload);
+void sdp_zc_tx_control(struct sdp_sock *ssk);
+void sdp_zc_conn_free(struct sdp_sock *ssk);
+void sdp_zc_wake(struct sdp_sock *ssk);
+int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen);
 
 /* sdp_dev.c */
 int sdp_dev_init(void);

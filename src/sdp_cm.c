@@ -59,32 +59,53 @@ static void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	if (ssk->sdev) {
 		sdp_rx_ring_free(ssk);
 		sdp_tx_ring_free(ssk);
+		sdp_zc_conn_free(ssk);
+		if (!IS_ERR_OR_NULL(ssk->pd))
+			ib_dealloc_pd(ssk->pd);
+		ssk->pd = NULL;
 		sdp_device_put(ssk->sdev);
 		WRITE_ONCE(ssk->sdev, NULL);
 	}
 }
 
 /*
- * Create the CQ, the QP and the rings on the device @id resolved to, and
- * post the receive buffers.  lock_sock() held (or the socket is new).
+ * Create the PD, the CQ, the QP and the rings on the device @id resolved
+ * to, and post the receive buffers.  lock_sock() held (or the socket is
+ * new).
  */
 static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
+	const struct ib_device_attr *da = &id->device->attrs;
 	struct sock *sk = &ssk->sk;
 	struct ib_qp_init_attr attr = {};
 	struct sdp_device *sdev;
+	u32 sge, zc_wrs;
 	int err, ncqe;
 
 	sdev = sdp_device_get(id->device);
 	if (!sdev)
 		return -ENETDOWN;
 	WRITE_ONCE(ssk->sdev, sdev);
+	ssk->pd = ib_alloc_pd(id->device, 0);
+	if (IS_ERR(ssk->pd)) {
+		err = PTR_ERR(ssk->pd);
+		goto err;
+	}
+	sdp_zc_init(ssk);
 
 	ssk->rx_count = sdp_bufs(sk->sk_rcvbuf,
 				 sk->sk_userlocks & SOCK_RCVBUF_LOCK);
 	ssk->tx_count = sdp_bufs(sk->sk_sndbuf,
 				 sk->sk_userlocks & SOCK_SNDBUF_LOCK);
-	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 2;
+	/*
+	 * Zero-copy adds, at most one of each at a time: REG_MR and
+	 * LOCAL_INV of our advertisement, the RDMA reads of one of the
+	 * peer's (a scatter entry per page, max_sge_rd per read).
+	 */
+	sge = clamp_t(u32, min_t(u32, da->max_send_sge, da->max_sge_rd), 1,
+		      SDP_ZC_SGE);
+	zc_wrs = 2 + DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge);
+	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 2 + zc_wrs;
 	err = sdp_cq_create(ssk, id->device, ncqe);
 	if (err)
 		goto err;
@@ -93,13 +114,14 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	attr.send_cq = ssk->cq;
 	attr.recv_cq = ssk->cq;
 	/* One spare each for ib_drain_qp(). */
-	attr.cap.max_send_wr = ssk->tx_count + SDP_CTRL_BUFS + 1;
+	attr.cap.max_send_wr = ssk->tx_count + SDP_CTRL_BUFS + 1 + zc_wrs;
 	attr.cap.max_recv_wr = ssk->rx_count + 1;
-	attr.cap.max_send_sge = 1;
+	attr.cap.max_send_sge = sge;
 	attr.cap.max_recv_sge = 1;
+	attr.cap.max_rdma_ctxs = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	err = rdma_create_qp(id, sdev->pd, &attr);
+	err = rdma_create_qp(id, ssk->pd, &attr);
 	if (err)
 		goto err;
 	ssk->qp = id->qp;
@@ -141,13 +163,26 @@ static u8 sdp_ipv(struct rdma_cm_id *id)
 	return id->route.addr.dst_addr.ss_family == AF_INET6 ? 0x60 : 0x40;
 }
 
-static void sdp_conn_param(struct rdma_conn_param *p, const void *pd, u8 len)
+/*
+ * Connection parameters: the private data, and RDMA read depths (for
+ * zero-copy) within what the device and, when accepting, the peer's
+ * request @req allow.
+ */
+static void sdp_conn_param(struct rdma_conn_param *p, const void *pd, u8 len,
+			   struct ib_device *dev,
+			   const struct rdma_conn_param *req)
 {
 	memset(p, 0, sizeof(*p));
 	p->private_data = pd;
 	p->private_data_len = len;
-	p->responder_resources = 1;
-	p->initiator_depth = 1;
+	p->responder_resources = min(dev->attrs.max_qp_rd_atom, SDP_RD_ATOM);
+	p->initiator_depth = min(dev->attrs.max_qp_init_rd_atom, SDP_RD_ATOM);
+	if (req) {
+		p->responder_resources = min(p->responder_resources,
+					     req->initiator_depth);
+		p->initiator_depth = min(p->initiator_depth,
+					 req->responder_resources);
+	}
 	p->retry_count = 7;
 	p->rnr_retry_count = 7;
 }
@@ -173,7 +208,7 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	hh.localrcvsz = cpu_to_be32(SDP_BUF_SIZE);
 	hh.port = sdp_addr_port((struct sockaddr *)&id->route.addr.src_addr);
 
-	sdp_conn_param(&param, &hh, sizeof(hh));
+	sdp_conn_param(&param, &hh, sizeof(hh), id->device, NULL);
 	return rdma_connect_locked(id, &param);
 }
 
@@ -326,7 +361,7 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	ha.ipv = sdp_ipv(id);
 	ha.max_adverts = 1;
 	ha.actrcvsz = cpu_to_be32(SDP_BUF_SIZE);
-	sdp_conn_param(&param, &ha, sizeof(ha));
+	sdp_conn_param(&param, &ha, sizeof(ha), id->device, &ev->param.conn);
 	err = rdma_accept(id, &param);
 	if (err)
 		goto err_conn;
@@ -495,6 +530,7 @@ void __sdp_conn_abort(struct sdp_sock *ssk, int err, bool send_abort)
 		sk->sk_state_change(sk);
 		sk_error_report(sk);
 	}
+	sdp_zc_wake(ssk);	/* zero-copy waits are uninterruptible */
 }
 
 void sdp_conn_abort(struct sdp_sock *ssk, int err)
@@ -556,9 +592,10 @@ void sdp_work(struct work_struct *work)
 	/*
 	 * Release the resources of a closed socket once its connection is
 	 * over (closed or aborted), of any socket whose device goes away,
-	 * and of a failed connect (so that connect() can start anew).
+	 * and of a failed connect (so that connect() can start anew); not
+	 * while a zero-copy transfer uses them (it queues us when it ends).
 	 */
-	destroy = ssk->id &&
+	destroy = ssk->id && !ssk->zc_busy &&
 		  ((sock_flag(sk, SOCK_DEAD) && sk->sk_state == TCP_CLOSE) ||
 		   (ssk->sdev && READ_ONCE(ssk->sdev->removing)) ||
 		   (!qp && test_bit(SDP_F_ABORT, &ssk->flags)));

@@ -6,9 +6,10 @@
  *
  * An ib_client learns about every RDMA device as it appears and goes
  * away.  For each one that can carry RDMA CM connections we keep a struct
- * sdp_device with the protection domain that the device's connections
- * share.  Connections find it with sdp_device_get() and hold a reference
- * for as long as they use its resources.
+ * sdp_device.  Connections find it with sdp_device_get() and hold a
+ * reference for as long as they have resources on the device (each
+ * connection has a protection domain of its own, so that the keys it
+ * advertises for zero-copy are usable through its own QP only).
  */
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -31,7 +32,6 @@ static void sdp_device_free(struct kref *ref)
 {
 	struct sdp_device *sdev = container_of(ref, struct sdp_device, ref);
 
-	ib_dealloc_pd(sdev->pd);
 	kfree(sdev);
 }
 
@@ -91,7 +91,6 @@ static bool sdp_device_usable(struct ib_device *ibdev)
 static int sdp_add_one(struct ib_device *ibdev)
 {
 	struct sdp_device *sdev;
-	int err;
 
 	if (!sdp_device_usable(ibdev))
 		return -EOPNOTSUPP;
@@ -102,13 +101,6 @@ static int sdp_add_one(struct ib_device *ibdev)
 
 	sdev->ibdev = ibdev;
 	kref_init(&sdev->ref);
-	sdev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(sdev->pd)) {
-		err = PTR_ERR(sdev->pd);
-		pr_warn("%s: cannot allocate a protection domain: %d\n",
-			dev_name(&ibdev->dev), err);
-		goto err_free;
-	}
 
 	spin_lock(&sdp_dev_lock);
 	list_add_tail(&sdev->list, &sdp_dev_list);
@@ -116,10 +108,6 @@ static int sdp_add_one(struct ib_device *ibdev)
 	ib_set_client_data(ibdev, &sdp_ib_client, sdev);
 	pr_debug("%s: added\n", dev_name(&ibdev->dev));
 	return 0;
-
-err_free:
-	kfree(sdev);
-	return err;
 }
 
 /*

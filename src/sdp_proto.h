@@ -127,4 +127,51 @@ struct sdp_hello_ack {
 static_assert(sizeof(struct sdp_hello_ack) == 24);
 static_assert(sizeof(struct sdp_hello_ack) <= SDP_CM_REP_PRIVATE_DATA_MAX);
 
+/*
+ * Zero-copy (SrcAvail) messages.  This implementation keeps one
+ * advertisement outstanding per direction (max_adverts 1 in Hello and
+ * HelloAck), never puts payload inline in a SrcAvail, and has the
+ * receiver read the advertised bytes in order:
+ *
+ *   sender                                receiver
+ *   REG_MR (remote read, exact range)
+ *   SrcAvail(len, rkey, vaddr) ------->   queued in stream order
+ *                                         RDMA Read(s) into the reader's
+ *                     <-------            RdmaRdCompl(bytes read), ...
+ *   once the RdmaRdCompls add up to len, or SendSM arrives:
+ *   LOCAL_INV, unpin
+ *
+ * SendSM: the receiver will not read the rest (MSG_PEEK, a kernel
+ * buffer, no pinnable memory); the sender sends the unread remainder as
+ * Data.  SrcAvailCancel: the sender withdraws the advertisement (signal,
+ * send timeout, or a receiver that does not start reading); the receiver
+ * finishes a read in progress, reports it with RdmaRdCompl and answers
+ * with SendSM.  A SrcAvailCancel that finds no advertisement (it crossed
+ * the last RdmaRdCompl or a SendSM) is ignored.
+ */
+
+/**
+ * struct sdp_srcah - SrcAvail header, after the BSDH of a SrcAvail
+ * @len: bytes advertised (at least 1)
+ * @rkey: remote key of the registration; valid for remote read only,
+ *	for exactly [@vaddr, @vaddr + @len), until the advertisement ends
+ * @vaddr: address of the first advertised byte in the key's space
+ */
+struct sdp_srcah {
+	__be32 len;
+	__be32 rkey;
+	__be64 vaddr;
+} __packed;
+static_assert(sizeof(struct sdp_srcah) == 16);
+
+/**
+ * struct sdp_rrch - RdmaRdCompl header, after the BSDH
+ * @len: bytes of the current advertisement read since the last
+ *	RdmaRdCompl (at least 1)
+ */
+struct sdp_rrch {
+	__be32 len;
+} __packed;
+static_assert(sizeof(struct sdp_rrch) == 4);
+
 #endif /* _SDP_PROTO_H */

@@ -18,8 +18,13 @@
  *   - a message whose mseq is not the previous one + 1;
  *   - more messages than it had credits for (mseq beyond our adverts);
  *   - an mseq_ack for a message we have not sent;
- *   - a message id we do not implement (SrcAvail, SinkAvail, ...);
- *   - data after it sent DisConn.
+ *   - a message id we do not implement (SinkAvail, ModeChange, ...);
+ *   - data or a SrcAvail after it sent DisConn;
+ *   - zero-copy messages out of turn (sdp_zc_rx_msg()): a second
+ *     SrcAvail while one is outstanding, an RdmaRdCompl for more than
+ *     we advertised, a SendSM without a SrcAvail, extra headers of the
+ *     wrong size.
+ * A SrcAvail is queued like data; recvmsg() reads it with sdp_zc_recv().
  */
 #include <linux/dma-mapping.h>
 #include <linux/uio.h>
@@ -51,7 +56,7 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	struct ib_sge sge = {
 		.addr = b->dma,
 		.length = SDP_BUF_SIZE,
-		.lkey = ssk->sdev->pd->local_dma_lkey,
+		.lkey = ssk->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
 		.wr_cqe = &b->cqe,
@@ -184,10 +189,12 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			__sdp_conn_abort(ssk, ECONNRESET, true);
 			return false;
 		}
+		b->mid = SDP_MID_DATA;
 		b->len = payload;
 		b->off = 0;
 		list_add_tail(&b->node, &ssk->rx_queue);
 		ssk->rx_bytes += payload;
+		ssk->info.sdpi_bcopy_rx_bytes += payload;
 		return true;
 	case SDP_MID_DISCONN:
 		sdp_rx_disconn(ssk);
@@ -197,6 +204,11 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		__sdp_conn_abort(ssk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE :
 				 ECONNRESET, false);
 		return false;
+	case SDP_MID_SRCAVAIL:
+	case SDP_MID_RDMA_RD_COMPL:
+	case SDP_MID_SENDSM:
+	case SDP_MID_SRCAVAIL_CANCEL:
+		return sdp_zc_rx_msg(ssk, b, payload);
 	default:
 		sdp_warn_peer(ssk, "unsupported message id %#x; aborting\n",
 			      h->mid);
@@ -253,7 +265,7 @@ out:
 }
 
 /* Repost a fully read buffer; ssk->lock held. */
-static void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
+void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 {
 	list_del_init(&b->node);
 	if (test_bit(SDP_F_ABORT, &ssk->flags) ||
@@ -323,6 +335,18 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		b = sdp_rx_find(ssk, peeked, &off);
 		spin_unlock_bh(&ssk->lock);
 
+		if (b && b->mid == SDP_MID_SRCAVAIL) {
+			int n = sdp_zc_recv(sk, msg, b, len - copied, flags);
+
+			if (n < 0) {
+				err = n;
+				break;
+			}
+			copied += n;
+			if (n && copied >= target)
+				break;
+			continue;
+		}
 		if (b) {
 			n = min_t(size_t, b->len - off, len - copied);
 			if (copy_to_iter(b->data + sizeof(struct sdp_bsdh) + off,

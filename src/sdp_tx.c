@@ -20,9 +20,14 @@
  * SDP_DATA_MIN_CREDITS credits are left: the last credit is reserved for
  * control messages, so that a credit update can always be sent.
  *
- * Control messages (credit update, DisConn, AbortConn) are a bare BSDH
- * and use a ring of their own; they need one credit, and the last credit
- * only goes to one that grants the peer a new credit (sdp_post_ctrl()).
+ * A zero-copy send (sdp_zcopy.c) puts its SrcAvail into slot tx_head as
+ * well (sdp_buf::mid), so it goes out in stream order behind the data.
+ *
+ * Control messages (credit update, DisConn, AbortConn, and the zero-copy
+ * RdmaRdCompl, SendSM, SrcAvailCancel) are a BSDH and at most a small
+ * extra header, and use a ring of their own; they need one credit, and
+ * the last credit only goes to one that grants the peer a new credit
+ * (__sdp_post_ctrl()).
  */
 #include <linux/dma-mapping.h>
 #include <linux/sched/signal.h>
@@ -41,7 +46,7 @@ int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 
 	ssk->tx_ring = sdp_ring_alloc(dev, ssk->tx_count, SDP_BUF_SIZE,
 				      DMA_TO_DEVICE, sdp_tx_done);
-	ssk->ctrl_ring = sdp_ring_alloc(dev, SDP_CTRL_BUFS, SDP_HDR,
+	ssk->ctrl_ring = sdp_ring_alloc(dev, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
 					DMA_TO_DEVICE, sdp_ctrl_done);
 	if (!ssk->tx_ring || !ssk->ctrl_ring) {
 		sdp_tx_ring_free(ssk);
@@ -56,7 +61,7 @@ void sdp_tx_ring_free(struct sdp_sock *ssk)
 
 	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_count, SDP_BUF_SIZE,
 		      DMA_TO_DEVICE);
-	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_HDR,
+	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
 		      DMA_TO_DEVICE);
 	ssk->tx_ring = NULL;
 	ssk->ctrl_ring = NULL;
@@ -100,7 +105,7 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len)
 	struct ib_sge sge = {
 		.addr = b->dma,
 		.length = len,
-		.lkey = ssk->sdev->pd->local_dma_lkey,
+		.lkey = ssk->pd->local_dma_lkey,
 	};
 	struct ib_send_wr wr = {
 		.wr_cqe = &b->cqe,
@@ -123,10 +128,11 @@ static bool sdp_tx_usable(const struct sdp_sock *ssk)
 }
 
 /*
- * Send a control message (a bare BSDH) now.  ssk->lock held.
- * Returns -EAGAIN when there is no credit or no free control buffer.
+ * Send a control message now: a BSDH and @extlen bytes of extra header
+ * (at most SDP_CTRL_SIZE in all).  ssk->lock held.  Returns -EAGAIN
+ * when there is no credit or no free control buffer.
  */
-int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
+int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen)
 {
 	struct sdp_buf *b;
 	int err;
@@ -147,14 +153,21 @@ int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
 	    sdp_credit_grant(ssk) < SDP_DATA_MIN_CREDITS)
 		return -EAGAIN;
 	b = &ssk->ctrl_ring[ssk->ctrl_head % SDP_CTRL_BUFS];
-	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR, true);
-	b->off = mid;	/* remembered for the completion */
-	err = sdp_post_send(ssk, b, SDP_HDR);
+	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR + extlen, true);
+	if (extlen)
+		memcpy(b->data + SDP_HDR, ext, extlen);
+	b->mid = mid;	/* remembered for the completion */
+	err = sdp_post_send(ssk, b, SDP_HDR + extlen);
 	if (err)
 		return err;
 	ssk->ctrl_head++;
 	ssk->tx_credits--;
 	return 0;
+}
+
+int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
+{
+	return __sdp_post_ctrl(ssk, mid, NULL, 0);
 }
 
 /* Post committed data while credits allow.  ssk->lock held. */
@@ -164,8 +177,8 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 	       ssk->tx_credits >= SDP_DATA_MIN_CREDITS && sdp_tx_usable(ssk)) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
 
-		sdp_fill_bsdh(ssk, b->data, SDP_MID_DATA, SDP_HDR + b->len,
-			      true);
+		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
+		sdp_fill_bsdh(ssk, b->data, b->mid, SDP_HDR + b->len, true);
 		if (sdp_post_send(ssk, b, SDP_HDR + b->len)) {
 			__sdp_conn_abort(ssk, ECONNRESET, true);
 			return;
@@ -187,9 +200,14 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	if (!sdp_tx_usable(ssk))
 		return;
 	sdp_tx_push(ssk);
+	sdp_zc_tx_control(ssk);
+	/*
+	 * DisConn waits for an advertisement of ours to end: a SendSM may
+	 * still ask for its rest as Data.
+	 */
 	if (test_bit(SDP_F_DISCONN_WANT, &ssk->flags) &&
 	    !test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
-	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill &&
+	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill && !ssk->zc_tx_len &&
 	    !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
 		set_bit(SDP_F_DISCONN_SENT, &ssk->flags);
 
@@ -210,7 +228,10 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 void sdp_tx_flush(struct sdp_sock *ssk)
 {
 	if (ssk->tx_fill) {
-		ssk->tx_ring[ssk->tx_head % ssk->tx_count].len = ssk->tx_fill;
+		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
+
+		b->mid = SDP_MID_DATA;
+		b->len = ssk->tx_fill;
 		ssk->tx_head++;
 		ssk->tx_fill = 0;
 	}
@@ -242,7 +263,11 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&ssk->lock);
 	ssk->tx_tail++;
-	ssk->tx_bytes -= b->len;
+	if (b->mid == SDP_MID_DATA) {
+		ssk->tx_bytes -= b->len;
+		if (wc->status == IB_WC_SUCCESS)
+			ssk->info.sdpi_bcopy_tx_bytes += b->len;
+	}
 	/* As on the receive side, only a non-flush error is ours to act on. */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
@@ -264,7 +289,7 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&ssk->lock);
 	ssk->ctrl_tail++;
 	if (wc->status == IB_WC_SUCCESS) {
-		if (b->off == SDP_MID_DISCONN) {
+		if (b->mid == SDP_MID_DISCONN) {
 			set_bit(SDP_F_DISCONN_DONE, &ssk->flags);
 			if (ssk->sk.sk_state == TCP_FIN_WAIT1)
 				sdp_set_state(&ssk->sk, TCP_FIN_WAIT2);
@@ -329,6 +354,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	bool more = msg->msg_flags & MSG_MORE;
+	bool zc_off = false;
 	size_t copied = 0;
 	long timeo;
 	int err = 0;
@@ -356,6 +382,12 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 			err = -EPIPE;
 			goto out_err;
 		}
+		if (!zc_off && sdp_zc_eligible(sk, msg, timeo)) {
+			copied += sdp_zc_send(sk, msg, &timeo, &zc_off, &err);
+			if (err)
+				goto out_err;
+			continue;
+		}
 		spin_lock_bh(&ssk->lock);
 		if (!sdp_tx_writable(ssk)) {
 			spin_unlock_bh(&ssk->lock);
@@ -367,6 +399,10 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
 		off = SDP_HDR + ssk->tx_fill;
 		n = min_t(size_t, ssk->tx_max - off, len - copied);
+		/* Stop where a segment that goes zero-copy begins. */
+		if (!zc_off && ssk->zc_thresh)
+			n = min_t(size_t, n,
+				  iov_iter_single_seg_count(&msg->msg_iter));
 		spin_unlock_bh(&ssk->lock);
 
 		/* Slot tx_head is ours alone until it is committed. */

@@ -33,9 +33,11 @@
  * where that sysctl cannot be written, a kmsg check may miss its line.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <linux/sdp.h>
 
 #include "net.h"
 #include "tap.h"
@@ -68,6 +71,10 @@ enum {
 	MID_DISCONN	= 0x02,
 	MID_ABORT	= 0x03,
 	MID_SENDSM	= 0x04,
+	MID_RDMA_RD_COMPL = 0x06,
+	MID_MODE_CHANGE	= 0x07,
+	MID_SRCAVAIL_CANCEL = 0x08,
+	MID_SINKAVAIL	= 0xfd,
 	MID_SRCAVAIL	= 0xfe,
 	MID_DATA	= 0xff,
 	MID_UPDATE	= 0x100,	/* peer_expect_msg(): a credit update */
@@ -103,7 +110,15 @@ struct hello_ack {
 	uint32_t actrcvsz;
 } __attribute__((packed));
 
+/* After the BSDH of a SrcAvail. */
+struct srcah {
+	uint32_t len;
+	uint32_t rkey;
+	uint64_t vaddr;
+} __attribute__((packed));
+
 _Static_assert(sizeof(struct bsdh) == 16, "BSDH is 16 bytes");
+_Static_assert(sizeof(struct srcah) == 16, "SrcAH is 16 bytes");
 _Static_assert(sizeof(struct hello) == 32, "Hello is 32 bytes");
 _Static_assert(sizeof(struct hello_ack) == 24, "HelloAck is 24 bytes");
 
@@ -524,6 +539,10 @@ static const char *mid_name(uint8_t mid)
 	case MID_DISCONN: return "DisConn";
 	case MID_ABORT: return "AbortConn";
 	case MID_DATA: return "Data";
+	case MID_SENDSM: return "SendSM";
+	case MID_RDMA_RD_COMPL: return "RdmaRdCompl";
+	case MID_SRCAVAIL_CANCEL: return "SrcAvailCancel";
+	case MID_SRCAVAIL: return "SrcAvail";
 	default: return "?";
 	}
 }
@@ -1061,15 +1080,220 @@ static void test_unknown_mid(void)
 }
 
 /*
- * Valid message ids the module does not implement: SrcAvail (with its
- * 16-byte extra header) and SendSM.
+ * Valid message ids the module does not implement: SinkAvail (with its
+ * 20-byte extra header) and ModeChange.
  */
 static void test_unimplemented_mid(void)
 {
-	bad_message_case(MID_SRCAVAIL, 32, 1, 16, 32, BY_RECV,
-			 "unsupported message id 0xfe", 1);
+	bad_message_case(MID_SINKAVAIL, 36, 1, 20, 36, BY_RECV,
+			 "unsupported message id 0xfd", 1);
+	bad_message_case(MID_MODE_CHANGE, 20, 1, 4, 20, BY_SO_ERROR,
+			 "unsupported message id 0x7", 1);
+}
+
+/*
+ * Zero-copy messages out of turn: a SendSM or RdmaRdCompl when the
+ * module advertised nothing, an empty SrcAvail, one with inline data,
+ * and a second SrcAvail while the first is outstanding.
+ */
+static void test_zcopy_violations(void)
+{
+	struct srcah sa = { htonl(100), htonl(0x1234), 0 };
+	uint32_t rr = htonl(100);
+	struct peer p;
+
 	bad_message_case(MID_SENDSM, 16, 1, 0, 16, BY_SO_ERROR,
-			 "unsupported message id 0x4", 1);
+			 "SendSM without a SrcAvail", 1);
+	bad_message_case(MID_RDMA_RD_COMPL, 20, 1, 4, 20, BY_RECV,
+			 "RdmaRdCompl for 0 bytes, 0 advertised;", 1);
+	bad_message_case(MID_SRCAVAIL, 32, 1, 16, 32, BY_RECV,
+			 "SrcAvail of 0 bytes is empty", 1);
+	bad_message_case(MID_SRCAVAIL, 40, 1, 24, 40, BY_RECV,
+			 "SrcAvail with 24 bytes after the BSDH", 1);
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send(&p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
+	sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
+	klog_expect("RdmaRdCompl for 100 bytes, 0 advertised");
+	peer_expect_abort(&p, 1);
+	peer_teardown(&p);
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+	/* The advertised bytes are lost with the connection. */
+	sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
+	klog_expect("SrcAvail of 100 bytes while one is outstanding");
+	peer_expect_abort(&p, 2);
+	peer_teardown(&p);
+}
+
+/* Post an RDMA read of @len bytes at @raddr/@rkey into our big buffer. */
+static void peer_rdma_read(struct peer *p, size_t len, uint64_t raddr,
+			   uint32_t rkey)
+{
+	uint8_t *big = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+		       (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)big,
+		.length = len,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = p->tx_slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+
+	CHECK(len <= PEER_BIG, "read too big");
+	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "RDMA read: %s",
+	      strerror(errno));
+	p->tx_slot++;
+	p->tx_posted++;
+}
+
+/* Wait for the module's SrcAvail; its header in host order. */
+static struct srcah peer_expect_srcavail(struct peer *p)
+{
+	struct srcah sa;
+	struct msg *m = peer_expect_msg(p, MID_SRCAVAIL, p->tx_mseq);
+
+	CHECK(m->paylen == sizeof(sa) && m->len == 32, "SrcAvail of %u bytes",
+	      m->len);
+	memcpy(&sa, m->payload, sizeof(sa));
+	sa.len = ntohl(sa.len);
+	sa.rkey = ntohl(sa.rkey);
+	sa.vaddr = be64toh(sa.vaddr);
+	return sa;
+}
+
+struct zsend {
+	int fd;
+	size_t len;
+	ssize_t ret;
+	int err;
+};
+
+static void *zsend_fn(void *arg)
+{
+	struct zsend *z = arg;
+	char *buf = malloc(z->len);
+
+	pattern_fill(buf, z->len, 77, 0);
+	z->ret = send(z->fd, buf, z->len, MSG_NOSIGNAL);
+	z->err = errno;
+	free(buf);
+	return NULL;
+}
+
+/*
+ * The module's key: the peer RDMA-reads a 64 KiB SrcAvail and reports
+ * it with RdmaRdCompl; send() returns.  The same key then fails with a
+ * remote access error: it is invalid once the transfer is over.
+ */
+static void test_zcopy_stale_key(void)
+{
+	struct zsend z = { .len = PEER_BIG };
+	uint32_t rr;
+	struct srcah sa;
+	struct peer p;
+	pthread_t t;
+
+	klog_start();
+	peer_setup(&p, 0);
+	z.fd = p.sock;
+	CHECK(sockopt_get(p.sock, SOL_SDP, SDP_ZCOPY_THRESH) <= PEER_BIG,
+	      "64 KiB would not go zero-copy");
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	sa = peer_expect_srcavail(&p);
+	tap_diag("SrcAvail: %u bytes, rkey %#x, vaddr %#llx", sa.len, sa.rkey,
+		 (unsigned long long)sa.vaddr);
+	CHECK(sa.len == PEER_BIG, "SrcAvail of %u bytes", sa.len);
+	peer_rdma_read(&p, sa.len, sa.vaddr, sa.rkey);
+	peer_sends_ok(&p);
+	CHECK(pattern_check(p.buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+			    (size_t)PEER_TX_SLOTS * PEER_TX_SLOT, sa.len, 77,
+			    0) < 0, "the RDMA read got the wrong bytes");
+	rr = htonl(sa.len);
+	peer_send(&p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
+	peer_sends_ok(&p);
+	pthread_join(t, NULL);
+	CHECK(z.ret == PEER_BIG, "send: %zd (%s)", z.ret, strerror(z.err));
+
+	/* The transfer is over: the key must not work any more. */
+	p.completion_errors_ok = true;
+	peer_rdma_read(&p, sa.len, sa.vaddr, sa.rkey);
+	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
+	      "stale-key read did not complete");
+	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
+	      "read through the stale key: %u errors, last %s", p.tx_errors,
+	      ibv_wc_status_str(p.tx_status));
+	peer_teardown(&p);
+}
+
+/*
+ * The module's key covers exactly the advertised bytes: a read one byte
+ * longer fails with a remote access error, and the send then fails
+ * rather than hangs.
+ */
+static void test_zcopy_key_range(void)
+{
+	struct zsend z = { .len = PEER_BIG - 1 };
+	struct srcah sa;
+	struct peer p;
+	pthread_t t;
+
+	klog_start();
+	peer_setup(&p, 0);
+	z.fd = p.sock;
+	CHECK_OK(setsockopt(p.sock, SOL_SDP, SDP_ZCOPY_THRESH,
+			    &(int){ 4096 }, sizeof(int)));
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	sa = peer_expect_srcavail(&p);
+	CHECK(sa.len == PEER_BIG - 1, "SrcAvail of %u bytes", sa.len);
+	p.completion_errors_ok = true;
+	peer_rdma_read(&p, sa.len + 1, sa.vaddr, sa.rkey);
+	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
+	      "the read did not complete");
+	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
+	      "read past the advertised range: %u errors, last %s",
+	      p.tx_errors, ibv_wc_status_str(p.tx_status));
+	/* Our QP is dead; the module's send must end with an error. */
+	rdma_disconnect(p.id);
+	pthread_join(t, NULL);
+	CHECK(z.ret < 0, "send returned %zd", z.ret);
+	peer_teardown(&p);
+}
+
+/*
+ * A peer that advertises memory the module cannot read (a bogus key):
+ * the module's RDMA read fails, it aborts with a log line, and recv()
+ * reports ECONNRESET.
+ */
+static void test_zcopy_bad_key_from_peer(void)
+{
+	struct srcah sa = { htonl(4096), htonl(0xdead00), htobe64(0x10000) };
+	char buf[8192];
+	struct peer p;
+	ssize_t n;
+
+	klog_start();
+	peer_setup(&p, 0);
+	p.completion_errors_ok = true;
+	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+	peer_sends_ok(&p);
+	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN, "SrcAvail not readable");
+	n = recv(p.sock, buf, sizeof(buf), 0);
+	CHECK(n < 0 && errno == ECONNRESET, "recv: %zd (%s)", n,
+	      strerror(errno));
+	klog_expect("RDMA read of its SrcAvail failed");
+	peer_expect_disconnect(&p);
+	peer_teardown(&p);
 }
 
 /* BSDH len and the bytes that arrived differ, either way. */
@@ -1532,6 +1756,10 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_valid_peer),
 	TAP_TEST(test_unknown_mid),
 	TAP_TEST(test_unimplemented_mid),
+	TAP_TEST(test_zcopy_violations),
+	TAP_TEST(test_zcopy_stale_key),
+	TAP_TEST(test_zcopy_key_range),
+	TAP_TEST(test_zcopy_bad_key_from_peer),
 	TAP_TEST(test_bad_length),
 	TAP_TEST(test_short_message),
 	TAP_TEST(test_bad_sequence),

@@ -34,9 +34,49 @@
 #define SOL_SDP		1025
 
 /*
- * SOL_SDP option names.  Values 1..15 are reserved for options that the
- * byte-stream, zero-copy and diagnostics work adds; none is implemented
- * yet, and setsockopt()/getsockopt() at SOL_SDP fail with ENOPROTOOPT.
+ * SOL_SDP option names.  Values up to 15 are reserved for SDP options.
+ *
+ * SDP_ZCOPY_THRESH (int, read/write): blocking sends of at least this
+ *	many bytes from user memory go zero-copy: the pages are pinned
+ *	and the peer RDMA-reads them.  0 disables zero-copy on this
+ *	socket.  The default comes from the module parameter zcopy_thresh.
+ *	Negative values give EINVAL.
+ * SDP_INFO (struct sdp_info, read only): counters of this socket.  A
+ *	shorter optlen gets the first optlen bytes; fields are only ever
+ *	appended.
  */
+#define SDP_ZCOPY_THRESH	1
+#define SDP_INFO		2
+
+/**
+ * struct sdp_info - per-socket counters (getsockopt SOL_SDP, SDP_INFO)
+ * @sdpi_bcopy_tx_bytes: payload bytes sent in Data messages
+ * @sdpi_bcopy_rx_bytes: payload bytes received in Data messages
+ * @sdpi_zcopy_tx_bytes: bytes the peer RDMA-read from our pages
+ * @sdpi_zcopy_rx_bytes: bytes we RDMA-read from the peer's pages
+ * @sdpi_srcavail_tx: SrcAvail advertisements sent
+ * @sdpi_srcavail_rx: SrcAvail advertisements received
+ * @sdpi_rdma_reads: RDMA reads we posted (each reported by RdmaRdCompl)
+ * @sdpi_sendsm_tx: SendSM sent (we declined to read an advertisement)
+ * @sdpi_sendsm_rx: SendSM received (the rest went as Data)
+ * @sdpi_cancel_tx: SrcAvailCancel sent
+ * @sdpi_cancel_rx: SrcAvailCancel received
+ * @sdpi_zcopy_fallbacks: zero-copy sends that went buffered instead
+ *	because the pages could not be pinned (RLIMIT_MEMLOCK, bad memory)
+ */
+struct sdp_info {
+	__u64 sdpi_bcopy_tx_bytes;
+	__u64 sdpi_bcopy_rx_bytes;
+	__u64 sdpi_zcopy_tx_bytes;
+	__u64 sdpi_zcopy_rx_bytes;
+	__u64 sdpi_srcavail_tx;
+	__u64 sdpi_srcavail_rx;
+	__u64 sdpi_rdma_reads;
+	__u64 sdpi_sendsm_tx;
+	__u64 sdpi_sendsm_rx;
+	__u64 sdpi_cancel_tx;
+	__u64 sdpi_cancel_rx;
+	__u64 sdpi_zcopy_fallbacks;
+};
 
 #endif /* _UAPI_LINUX_SDP_H */

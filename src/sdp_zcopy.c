@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- zero-copy transfers: SrcAvail and RDMA Read
+ * between user buffers.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * Sender (sdp_zc_send(), from sendmsg()): a blocking send whose next
+ * user segment holds at least zc_thresh bytes pins up to
+ * SDP_ZC_MAX_BYTES of it (charged to RLIMIT_MEMLOCK unless
+ * CAP_IPC_LOCK), maps them into the connection's registration MR with a
+ * fresh key for remote read of exactly those bytes (IB_WR_REG_MR), and
+ * queues a SrcAvail in the send ring behind any buffered data, so stream
+ * order holds.  It then sleeps until RdmaRdCompls add up to the length,
+ * or a SendSM ends the advertisement (the rest goes buffered), or the
+ * connection dies.  A signal, the end of SO_SNDTIMEO, or a peer that
+ * reads nothing for SDP_ZC_STALL sends SrcAvailCancel; the sender then
+ * waits for the peer's answer, without giving up the pages, because the
+ * peer may be reading them.  Only after the advertisement is over is the
+ * key invalidated (IB_WR_LOCAL_INV, waited for; the MR is destroyed if
+ * that fails) and the pages unpinned.
+ *
+ * Receiver: the SrcAvail is queued on rx_queue like data, holding its
+ * receive buffer until the advertisement is consumed.  recvmsg() that
+ * reaches it pins the reader's own pages and RDMA-reads into them
+ * (rdma_rw), then reports the bytes with RdmaRdCompl.  A reader that
+ * peeks, reads into kernel memory, or cannot pin answers SendSM instead,
+ * and the sender's remainder arrives as Data.
+ *
+ * Lifetime: ssk->zc_busy counts transfers in progress; sdp_work() does
+ * not destroy the QP, CQ and PD while it is non-zero, and the last
+ * transfer to end on an aborted socket queues the work again.  Every
+ * connection has its own PD, so an advertised rkey is usable only
+ * through that connection's QP, and only until the advertisement ends.
+ */
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <rdma/rw.h>
+
+#include "sdp.h"
+#include "sdp_compat.h"
+
+unsigned int sdp_zcopy_thresh = 64 * 1024;
+module_param_named(zcopy_thresh, sdp_zcopy_thresh, uint, 0644);
+MODULE_PARM_DESC(zcopy_thresh,
+		 "blocking sends of at least this many bytes go zero-copy (default 65536, 0 disables; per socket: SOL_SDP SDP_ZCOPY_THRESH)");
+
+/* A peer that reads nothing of an advertisement for this long: cancel. */
+#define SDP_ZC_STALL		(HZ / 2)
+/* A peer must answer SrcAvailCancel within this, or is aborted. */
+#define SDP_ZC_ANSWER_TIMEOUT	(10 * HZ)
+
+/*
+ * Wake every waiter on the socket, interruptible or not: zero-copy waits
+ * that must not be cut short by a signal sleep uninterruptibly.
+ */
+void sdp_zc_wake(struct sdp_sock *ssk)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(ssk->sk.sk_wq);
+	if (wq)
+		wake_up_all(&wq->wait);
+	rcu_read_unlock();
+}
+
+/* Charge @npages to RLIMIT_MEMLOCK of the caller, as verbs users are. */
+static int sdp_zc_account(unsigned long npages)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (!mm)
+		return -EFAULT;
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sdp_zc_unpin(struct sdp_zc_pages *zp)
+{
+	if (zp->dev)
+		ib_dma_unmap_sg(zp->dev, zp->sgt.sgl, zp->sgt.orig_nents,
+				zp->dir);
+	sg_free_table(&zp->sgt);
+	if (zp->dir == DMA_FROM_DEVICE)
+		unpin_user_pages_dirty_lock(zp->pages, zp->npages, true);
+	else
+		unpin_user_pages(zp->pages, zp->npages);
+	atomic64_sub(zp->npages, &current->mm->pinned_vm);
+	kvfree(zp->pages);
+}
+
+/*
+ * Pin the @len bytes of user memory at @base and describe exactly them
+ * in a scatterlist.  @dir DMA_FROM_DEVICE: the device will write them.
+ */
+static int sdp_zc_pin(struct sdp_zc_pages *zp, unsigned long base, size_t len,
+		      enum dma_data_direction dir)
+{
+	unsigned int off = offset_in_page(base);
+	unsigned long npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
+	unsigned int gup = FOLL_LONGTERM;
+	int n, err;
+
+	memset(zp, 0, sizeof(*zp));
+	zp->dir = dir;
+	if (dir == DMA_FROM_DEVICE)
+		gup |= FOLL_WRITE;
+	err = sdp_zc_account(npages);
+	if (err)
+		return err;
+	zp->pages = kvmalloc_array(npages, sizeof(*zp->pages), GFP_KERNEL);
+	if (!zp->pages) {
+		err = -ENOMEM;
+		goto err_unaccount;
+	}
+	n = pin_user_pages_fast(base - off, npages, gup, zp->pages);
+	if (n != npages) {
+		if (n > 0)
+			unpin_user_pages(zp->pages, n);
+		err = n < 0 ? n : -EFAULT;
+		goto err_free;
+	}
+	zp->npages = npages;
+	err = sg_alloc_table_from_pages(&zp->sgt, zp->pages, npages, off, len,
+					GFP_KERNEL);
+	if (err)
+		goto err_unpin;
+	return 0;
+
+err_unpin:
+	unpin_user_pages(zp->pages, npages);
+err_free:
+	kvfree(zp->pages);
+err_unaccount:
+	atomic64_sub(npages, &current->mm->pinned_vm);
+	return err;
+}
+
+/* Does this send go zero-copy (at least for its next segment)? */
+bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	unsigned long base;
+	size_t len;
+
+	/* A nonblocking send never waits for a peer to read. */
+	if (!ssk->zc_thresh || !timeo)
+		return false;
+	if (!sdp_iter_user_seg(&msg->msg_iter, &base, &len))
+		return false;
+	return len >= ssk->zc_thresh;
+}
+
+static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_sock *ssk = cq->cq_context;
+
+	/* Only a failed REG_MR completes (it is not signalled). */
+	spin_lock(&ssk->lock);
+	if (wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
+		net_warn_ratelimited("memory registration failed: %s\n",
+				     ib_wc_status_msg(wc->status));
+		__sdp_conn_abort(ssk, ECONNRESET, false);
+	}
+	spin_unlock(&ssk->lock);
+}
+
+static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_sock *ssk = cq->cq_context;
+
+	spin_lock(&ssk->lock);
+	if (wc->status != IB_WC_SUCCESS)
+		set_bit(SDP_F_ZC_INV_ERR, &ssk->flags);
+	set_bit(SDP_F_ZC_INV_DONE, &ssk->flags);
+	spin_unlock(&ssk->lock);
+	sdp_zc_wake(ssk);
+}
+
+static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_sock *ssk = cq->cq_context;
+
+	spin_lock(&ssk->lock);
+	if (wc->status != IB_WC_SUCCESS) {
+		set_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
+		if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		    !test_bit(SDP_F_ABORT, &ssk->flags))
+			sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
+				      ib_wc_status_msg(wc->status));
+	}
+	set_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
+	spin_unlock(&ssk->lock);
+	sdp_zc_wake(ssk);
+}
+
+/*
+ * Sleep without lock_sock(), not interruptible, until @bit is set in
+ * ssk->flags.  For work requests that the QP completes or flushes in
+ * bounded time; a QP that does neither is aborted (which flushes it).
+ */
+static void sdp_zc_wait_bit(struct sock *sk, int bit)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	unsigned long end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+
+	release_sock(sk);
+	while (!wait_event_timeout(*sk_sleep(sk),
+				   test_bit(bit, &ssk->flags), HZ)) {
+		if (time_after(jiffies, end)) {
+			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
+					     SDP_ZC_ANSWER_TIMEOUT / HZ);
+			sdp_conn_abort(ssk, ETIMEDOUT);
+			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+		}
+	}
+	lock_sock(sk);
+}
+
+/* One transfer fewer; the last one on a dead connection lets it go. */
+static void sdp_zc_put(struct sdp_sock *ssk)
+{
+	spin_lock_bh(&ssk->lock);
+	if (!--ssk->zc_busy && test_bit(SDP_F_ABORT, &ssk->flags))
+		sdp_queue_work(ssk);
+	spin_unlock_bh(&ssk->lock);
+}
+
+/*
+ * The advertisement is over: make its key useless before the pages go.
+ * The MR is destroyed instead of reused if the invalidation did not run.
+ */
+static void sdp_zc_invalidate(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.wr_cqe = &ssk->zc_inv_cqe,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = ssk->zc_mr->rkey,
+	};
+	int err;
+
+	spin_lock_bh(&ssk->lock);
+	clear_bit(SDP_F_ZC_INV_DONE, &ssk->flags);
+	clear_bit(SDP_F_ZC_INV_ERR, &ssk->flags);
+	err = ib_post_send(ssk->qp, &wr, NULL);
+	spin_unlock_bh(&ssk->lock);
+	if (!err)
+		sdp_zc_wait_bit(sk, SDP_F_ZC_INV_DONE);
+	if (err || test_bit(SDP_F_ZC_INV_ERR, &ssk->flags)) {
+		ib_dereg_mr(ssk->zc_mr);
+		ssk->zc_mr = NULL;
+	}
+}
+
+static bool sdp_zc_tx_over(struct sdp_sock *ssk)
+{
+	return READ_ONCE(ssk->zc_tx_acked) == READ_ONCE(ssk->zc_tx_len) ||
+	       test_bit(SDP_F_ZC_SENDSM, &ssk->flags) ||
+	       test_bit(SDP_F_ABORT, &ssk->flags);
+}
+
+static bool sdp_zc_tx_woken(struct sdp_sock *ssk, u32 seen)
+{
+	return sdp_zc_tx_over(ssk) || READ_ONCE(ssk->zc_tx_acked) != seen;
+}
+
+/*
+ * Wait for the advertisement to end.  Returns 0, or the error the send
+ * gives if nothing was read: -EINTR/-ERESTARTSYS on a signal, -EAGAIN
+ * when SO_SNDTIMEO ran out.  *@stalled: cancelled because the peer read
+ * nothing for SDP_ZC_STALL (the rest may go buffered).
+ */
+static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	unsigned long deadline = jiffies + SDP_ZC_STALL, end = 0;
+	u32 seen = 0;
+	int err = 0;
+
+	while (!sdp_zc_tx_over(ssk)) {
+		u32 acked = READ_ONCE(ssk->zc_tx_acked);
+		unsigned long start = jiffies;
+		long left;
+
+		if (end) {
+			/* Cancelled: the peer may be reading; wait it out. */
+			if (time_after(jiffies, end)) {
+				sdp_warn_peer(ssk, "no answer to SrcAvailCancel in %us; aborting\n",
+					      SDP_ZC_ANSWER_TIMEOUT / HZ);
+				sdp_conn_abort(ssk, ETIMEDOUT);
+				break;
+			}
+			release_sock(sk);
+			wait_event_timeout(*sk_sleep(sk), sdp_zc_tx_over(ssk),
+					   end - jiffies);
+			lock_sock(sk);
+			continue;
+		}
+		if (acked != seen) {
+			seen = acked;
+			deadline = jiffies + SDP_ZC_STALL;
+		}
+		if (signal_pending(current))
+			err = sock_intr_errno(*timeo);
+		else if (!*timeo)
+			err = -EAGAIN;
+		else if (time_after_eq(jiffies, deadline))
+			*stalled = true;
+		if (err || *stalled) {
+			spin_lock_bh(&ssk->lock);
+			set_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
+			sdp_tx_try_control(ssk);
+			spin_unlock_bh(&ssk->lock);
+			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+			continue;
+		}
+		left = min_t(long, *timeo, max_t(long, 1, deadline - jiffies));
+		release_sock(sk);
+		left = wait_event_interruptible_timeout(*sk_sleep(sk),
+							sdp_zc_tx_woken(ssk, seen),
+							left);
+		lock_sock(sk);
+		if (*timeo != MAX_SCHEDULE_TIMEOUT && left >= 0)
+			*timeo = max_t(long, 0, *timeo - (long)(jiffies - start));
+	}
+	return err;
+}
+
+/* Pages the registration MR maps at most. */
+static u32 sdp_zc_mr_pages(const struct sdp_sock *ssk)
+{
+	return clamp_t(u32, ssk->sdev->ibdev->attrs.max_fast_reg_page_list_len,
+		       2, SDP_ZC_MAX_PAGES);
+}
+
+static struct ib_mr *sdp_zc_mr(struct sdp_sock *ssk)
+{
+	struct ib_mr *mr;
+
+	if (ssk->zc_mr)
+		return ssk->zc_mr;
+	mr = ib_alloc_mr(ssk->pd, IB_MR_TYPE_MEM_REG, sdp_zc_mr_pages(ssk));
+	if (IS_ERR(mr))
+		return NULL;
+	ssk->zc_mr = mr;
+	return mr;
+}
+
+/*
+ * Wait until everything queued before the advertisement is committed
+ * and a send slot is free for the SrcAvail.
+ */
+static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	bool ok;
+
+	for (;;) {
+		int err;
+
+		spin_lock_bh(&ssk->lock);
+		sdp_tx_flush(ssk);
+		ok = ssk->tx_head - ssk->tx_tail < ssk->tx_count;
+		spin_unlock_bh(&ssk->lock);
+		if (ok)
+			return 0;
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN))
+			return -EPIPE;
+		err = sdp_wait_check(*timeo);
+		if (err)
+			return err;
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, timeo, sdp_tx_writable(ssk) ||
+			      READ_ONCE(sk->sk_err) ||
+			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN),
+			      &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	}
+}
+
+/* Post the registration and queue the SrcAvail.  ssk->lock held. */
+static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
+{
+	struct ib_reg_wr reg = {
+		.wr = {
+			.opcode = IB_WR_REG_MR,
+			.wr_cqe = &ssk->zc_reg_cqe,
+		},
+		.mr = mr,
+		.key = mr->rkey,
+		.access = IB_ACCESS_REMOTE_READ,
+	};
+	struct sdp_buf *b;
+	struct sdp_srcah *sa;
+	int err;
+
+	if (!test_bit(SDP_F_QP, &ssk->flags) ||
+	    test_bit(SDP_F_ABORT, &ssk->flags) ||
+	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
+		return -EPIPE;
+	err = ib_post_send(ssk->qp, &reg.wr, NULL);
+	if (err)
+		return err;
+	b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
+	sa = b->data + sizeof(struct sdp_bsdh);
+	sa->len = cpu_to_be32(len);
+	sa->rkey = cpu_to_be32(mr->rkey);
+	sa->vaddr = cpu_to_be64(mr->iova);
+	b->mid = SDP_MID_SRCAVAIL;
+	b->len = sizeof(*sa);
+	ssk->tx_head++;
+	ssk->zc_tx_len = len;
+	ssk->zc_tx_acked = 0;
+	clear_bit(SDP_F_ZC_SENDSM, &ssk->flags);
+	clear_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
+	clear_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
+	ssk->zc_busy++;
+	ssk->info.sdpi_srcavail_tx++;
+	sdp_tx_try_control(ssk);
+	return 0;
+}
+
+/**
+ * sdp_zc_send() - send the next user segment of @msg zero-copy
+ * @sk: the socket, lock_sock() and tx_mutex held, connection established
+ * @msg: the message; its iterator advances by what the peer read
+ * @timeo: the send timeout left
+ * @fallback: set when the rest of this send should go buffered (pages
+ *	not pinnable, receiver declined with SendSM, or stalled)
+ * @err: set when the send must end here: a signal (-EINTR,
+ *	-ERESTARTSYS), SO_SNDTIMEO (-EAGAIN), or a dead connection (-EPIPE)
+ *
+ * Return: bytes the peer read.
+ */
+size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
+		   bool *fallback, int *err)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct ib_device *dev = ssk->sdev->ibdev;
+	struct sdp_zc_pages zp;
+	bool stalled = false;
+	unsigned long base;
+	struct ib_mr *mr;
+	size_t seg;
+	u32 len, acked;
+	int n;
+
+	*err = 0;
+	if (!sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
+		goto fall_back;
+	/* At most what the MR maps, whatever the offset in the first page. */
+	len = min_t(size_t, seg, SDP_ZC_MAX_BYTES);
+	len = min_t(size_t, len, (sdp_zc_mr_pages(ssk) - 1) * PAGE_SIZE);
+	*err = sdp_zc_wait_slot(sk, timeo);
+	if (*err)
+		return 0;
+
+	mr = sdp_zc_mr(ssk);
+	if (!mr || sdp_zc_pin(&zp, base, len, DMA_TO_DEVICE))
+		goto fall_back;
+	n = ib_dma_map_sg(dev, zp.sgt.sgl, zp.sgt.orig_nents, DMA_TO_DEVICE);
+	if (!n)
+		goto fall_back_unpin;
+	zp.dev = dev;
+	zp.nents = n;
+	/* A new key for every advertisement: an old one never matches. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	if (ib_map_mr_sg(mr, zp.sgt.sgl, n, NULL, PAGE_SIZE) != n)
+		goto fall_back_unpin;
+	/*
+	 * Advertise addresses that start at the offset in the first page:
+	 * the peer learns no kernel or bus address of ours.
+	 */
+	mr->iova = offset_in_page(mr->iova);
+
+	spin_lock_bh(&ssk->lock);
+	n = sdp_zc_advertise(ssk, mr, len);
+	spin_unlock_bh(&ssk->lock);
+	if (n) {
+		sdp_zc_unpin(&zp);
+		*err = -EPIPE;
+		return 0;
+	}
+
+	*err = sdp_zc_tx_wait(sk, timeo, &stalled);
+
+	spin_lock_bh(&ssk->lock);
+	acked = ssk->zc_tx_acked;
+	if (test_bit(SDP_F_ZC_SENDSM, &ssk->flags) || stalled)
+		*fallback = true;
+	ssk->zc_tx_len = 0;
+	ssk->zc_tx_acked = 0;
+	clear_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
+	ssk->info.sdpi_zcopy_tx_bytes += acked;
+	/* A DisConn may have waited for the advertisement to end. */
+	sdp_tx_try_control(ssk);
+	spin_unlock_bh(&ssk->lock);
+
+	sdp_zc_invalidate(sk);
+	sdp_zc_unpin(&zp);
+	sdp_zc_put(ssk);
+	iov_iter_advance(&msg->msg_iter, acked);
+	if (!*err && acked < len && !*fallback)
+		*err = -EPIPE;		/* the connection died */
+	return acked;
+
+fall_back_unpin:
+	sdp_zc_unpin(&zp);
+fall_back:
+	spin_lock_bh(&ssk->lock);
+	ssk->info.sdpi_zcopy_fallbacks++;
+	spin_unlock_bh(&ssk->lock);
+	*fallback = true;
+	return 0;
+}
+
+/*
+ * Stop consuming the peer's advertisement: it sends the rest as Data.
+ * ssk->lock held.
+ */
+static void sdp_zc_rx_decline(struct sdp_sock *ssk)
+{
+	struct sdp_buf *b = ssk->zc_rx;
+
+	ssk->zc_rx = NULL;
+	clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+	ssk->rx_bytes -= b->len - b->off;
+	set_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags);
+	sdp_rx_consumed(ssk, b);
+	sdp_tx_try_control(ssk);
+}
+
+/* The reader cannot take the advertisement @b: SendSM. */
+static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
+{
+	spin_lock_bh(&ssk->lock);
+	if (ssk->zc_rx == b)
+		sdp_zc_rx_decline(ssk);
+	spin_unlock_bh(&ssk->lock);
+	return 0;
+}
+
+/**
+ * sdp_zc_recv() - read from the peer's advertisement into @msg
+ * @sk: the socket, lock_sock() held
+ * @msg: the reader's message; its iterator advances by what was read
+ * @b: the queued SrcAvail, ssk->zc_rx, first in the queue
+ * @len: bytes the reader still wants
+ * @flags: the recvmsg() flags
+ *
+ * Return: bytes read straight into the reader's pages; 0 if nothing was
+ * read (the reader declined: SendSM sent, the bytes will come as Data;
+ * or another reader was reading it): look at the queue again; or a
+ * negative error (the connection is aborted).
+ */
+int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
+		size_t len, int flags)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_srcah *sa = b->data + sizeof(struct sdp_bsdh);
+	struct rdma_rw_ctx ctx;
+	struct sdp_zc_pages zp;
+	unsigned long base;
+	u32 port = ssk->id->port_num;
+	size_t seg;
+	int ret;
+
+	/*
+	 * The connection is gone: the advertised bytes cannot be read any
+	 * more.  Drop them; the reader gets the error, then EOF.
+	 */
+	if (test_bit(SDP_F_ABORT, &ssk->flags) &&
+	    !test_bit(SDP_F_ZC_READING, &ssk->flags)) {
+		spin_lock_bh(&ssk->lock);
+		if (ssk->zc_rx == b) {
+			ssk->zc_rx = NULL;
+			ssk->rx_bytes -= b->len - b->off;
+			list_del_init(&b->node);
+		}
+		spin_unlock_bh(&ssk->lock);
+		return 0;
+	}
+	/* Another reader's RDMA read of it is in flight: wait for that. */
+	if (test_bit(SDP_F_ZC_READING, &ssk->flags)) {
+		release_sock(sk);
+		wait_event_timeout(*sk_sleep(sk),
+				   !test_bit(SDP_F_ZC_READING, &ssk->flags), HZ);
+		lock_sock(sk);
+		return 0;
+	}
+	if ((flags & MSG_PEEK) ||
+	    !sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
+		return sdp_zc_recv_decline(ssk, b);
+	len = min3(len, seg, (size_t)SDP_ZC_MAX_BYTES);
+	len = min_t(size_t, len, b->len - b->off);
+	if (sdp_zc_pin(&zp, base, len, DMA_FROM_DEVICE)) {
+		spin_lock_bh(&ssk->lock);
+		ssk->info.sdpi_zcopy_fallbacks++;
+		spin_unlock_bh(&ssk->lock);
+		return sdp_zc_recv_decline(ssk, b);
+	}
+	ret = rdma_rw_ctx_init(&ctx, ssk->qp, port, zp.sgt.sgl,
+			       zp.sgt.orig_nents, 0,
+			       be64_to_cpu(sa->vaddr) + b->off,
+			       be32_to_cpu(sa->rkey), DMA_FROM_DEVICE);
+	if (ret < 0) {
+		sdp_zc_unpin(&zp);
+		return sdp_zc_recv_decline(ssk, b);
+	}
+
+	spin_lock_bh(&ssk->lock);
+	if (test_bit(SDP_F_ABORT, &ssk->flags)) {
+		ret = -ECONNRESET;
+	} else {
+		clear_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
+		clear_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
+		ret = rdma_rw_ctx_post(&ctx, ssk->qp, port, &ssk->zc_rd_cqe,
+				       NULL);
+		if (!ret) {
+			set_bit(SDP_F_ZC_READING, &ssk->flags);
+			ssk->zc_busy++;
+		}
+	}
+	spin_unlock_bh(&ssk->lock);
+	if (!ret)
+		sdp_zc_wait_bit(sk, SDP_F_ZC_RD_DONE);
+	rdma_rw_ctx_destroy(&ctx, ssk->qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
+			    DMA_FROM_DEVICE);
+	sdp_zc_unpin(&zp);
+	if (ret) {
+		sdp_conn_abort(ssk, ECONNRESET);
+		return ret;
+	}
+
+	spin_lock_bh(&ssk->lock);
+	clear_bit(SDP_F_ZC_READING, &ssk->flags);
+	if (test_bit(SDP_F_ZC_RD_ERR, &ssk->flags)) {
+		__sdp_conn_abort(ssk, ECONNRESET, true);
+		ret = -ECONNRESET;
+	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
+		b->off += len;
+		ssk->rx_bytes -= len;
+		ssk->zc_rx_compl += len;
+		ssk->info.sdpi_zcopy_rx_bytes += len;
+		ssk->info.sdpi_rdma_reads++;
+		if (b->off == b->len) {
+			ssk->zc_rx = NULL;
+			clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+			sdp_rx_consumed(ssk, b);
+		} else if (test_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags)) {
+			sdp_zc_rx_decline(ssk);
+		}
+		sdp_tx_try_control(ssk);
+		ret = len;
+	} else {
+		ret = sock_error(sk) ?: -ECONNRESET;
+	}
+	spin_unlock_bh(&ssk->lock);
+	sdp_zc_put(ssk);
+	sdp_zc_wake(ssk);	/* readers waiting for this read */
+	if (ret > 0)
+		iov_iter_advance(&msg->msg_iter, ret);
+	return ret;
+}
+
+/*
+ * Handle a zero-copy message from the peer; ssk->lock held.  Returns
+ * true if @b was queued (a SrcAvail), false if it may be reposted.
+ */
+bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
+{
+	struct sdp_bsdh *h = b->data;
+	struct sock *sk = &ssk->sk;
+	u32 n;
+
+	switch (h->mid) {
+	case SDP_MID_SRCAVAIL: {
+		struct sdp_srcah *sa = (void *)(h + 1);
+
+		if (payload != sizeof(*sa)) {
+			sdp_warn_peer(ssk, "SrcAvail with %u bytes after the BSDH; aborting\n",
+				      payload);
+			break;
+		}
+		n = be32_to_cpu(sa->len);
+		if (!n || ssk->zc_rx ||
+		    test_bit(SDP_F_DISCONN_RCVD, &ssk->flags)) {
+			sdp_warn_peer(ssk, "SrcAvail of %u bytes %s; aborting\n",
+				      n, !n ? "is empty" : ssk->zc_rx ?
+				      "while one is outstanding" :
+				      "after DisConn");
+			break;
+		}
+		ssk->info.sdpi_srcavail_rx++;
+		if (sock_flag(sk, SOCK_DEAD)) {
+			__sdp_conn_abort(ssk, ECONNRESET, true);
+			return false;
+		}
+		b->mid = SDP_MID_SRCAVAIL;
+		b->len = n;
+		b->off = 0;
+		list_add_tail(&b->node, &ssk->rx_queue);
+		ssk->rx_bytes += n;
+		ssk->zc_rx = b;
+		return true;
+	}
+	case SDP_MID_RDMA_RD_COMPL: {
+		struct sdp_rrch *rr = (void *)(h + 1);
+
+		if (payload != sizeof(*rr)) {
+			sdp_warn_peer(ssk, "RdmaRdCompl of %u bytes; aborting\n",
+				      payload);
+			break;
+		}
+		n = be32_to_cpu(rr->len);
+		if (!ssk->zc_tx_len || test_bit(SDP_F_ZC_SENDSM, &ssk->flags) ||
+		    !n || n > ssk->zc_tx_len - ssk->zc_tx_acked) {
+			sdp_warn_peer(ssk, "RdmaRdCompl for %u bytes, %u advertised; aborting\n",
+				      n, ssk->zc_tx_len - ssk->zc_tx_acked);
+			break;
+		}
+		WRITE_ONCE(ssk->zc_tx_acked, ssk->zc_tx_acked + n);
+		sdp_zc_wake(ssk);
+		return false;
+	}
+	case SDP_MID_SENDSM:
+		if (payload || !ssk->zc_tx_len ||
+		    test_bit(SDP_F_ZC_SENDSM, &ssk->flags)) {
+			sdp_warn_peer(ssk, "SendSM %s; aborting\n", payload ?
+				      "with a payload" : "without a SrcAvail");
+			break;
+		}
+		ssk->info.sdpi_sendsm_rx++;
+		set_bit(SDP_F_ZC_SENDSM, &ssk->flags);
+		sdp_zc_wake(ssk);
+		return false;
+	case SDP_MID_SRCAVAIL_CANCEL:
+		if (payload) {
+			sdp_warn_peer(ssk, "SrcAvailCancel with a payload; aborting\n");
+			break;
+		}
+		ssk->info.sdpi_cancel_rx++;
+		/* None outstanding: it crossed our last RdmaRdCompl/SendSM. */
+		if (!ssk->zc_rx)
+			return false;
+		if (test_bit(SDP_F_ZC_READING, &ssk->flags))
+			set_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+		else
+			sdp_zc_rx_decline(ssk);
+		return false;
+	}
+	__sdp_conn_abort(ssk, ECONNRESET, true);
+	return false;
+}
+
+/*
+ * Send the zero-copy control messages that are due, in order: the bytes
+ * read (RdmaRdCompl) before a SendSM that ends the advertisement; our
+ * SrcAvailCancel only once the SrcAvail itself is posted.  ssk->lock
+ * held.
+ */
+void sdp_zc_tx_control(struct sdp_sock *ssk)
+{
+	if (ssk->zc_rx_compl) {
+		struct sdp_rrch rr = { .len = cpu_to_be32(ssk->zc_rx_compl) };
+
+		if (__sdp_post_ctrl(ssk, SDP_MID_RDMA_RD_COMPL, &rr, sizeof(rr)))
+			return;
+		ssk->zc_rx_compl = 0;
+	}
+	if (test_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags)) {
+		if (__sdp_post_ctrl(ssk, SDP_MID_SENDSM, NULL, 0))
+			return;
+		clear_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags);
+		ssk->info.sdpi_sendsm_tx++;
+	}
+	if (test_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags) &&
+	    !test_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags) &&
+	    ssk->tx_post == ssk->tx_head &&
+	    !__sdp_post_ctrl(ssk, SDP_MID_SRCAVAIL_CANCEL, NULL, 0)) {
+		set_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
+		ssk->info.sdpi_cancel_tx++;
+	}
+}
+
+/* Connection setup: completion handlers and defaults. */
+void sdp_zc_init(struct sdp_sock *ssk)
+{
+	ssk->zc_reg_cqe.done = sdp_zc_reg_done;
+	ssk->zc_inv_cqe.done = sdp_zc_inv_done;
+	ssk->zc_rd_cqe.done = sdp_zc_rd_done;
+}
+
+/* Connection teardown, the QP destroyed: the MR goes with its PD. */
+void sdp_zc_conn_free(struct sdp_sock *ssk)
+{
+	if (ssk->zc_mr) {
+		ib_dereg_mr(ssk->zc_mr);
+		ssk->zc_mr = NULL;
+	}
+	ssk->zc_rx = NULL;
+	ssk->zc_rx_compl = 0;
+}

@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Zero-copy: large blocking sends go as SrcAvail and the receiver
+ * RDMA-reads them straight into its own buffer.  The tests check the
+ * bytes (every one), the path they took (the SDP_INFO counters of both
+ * ends), the pinned-page accounting (VmPin), and the corner cases:
+ * interleaving with buffered data, two sending threads, nonblocking
+ * sends, RLIMIT_MEMLOCK, signals, and a peer that aborts mid-transfer.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/sdp.h>
+
+#include "net.h"
+#include "tap.h"
+#include "util.h"
+
+#define WAIT_MS		10000
+#define MIB		(1024 * 1024)
+#define THRESH_PARAM	"/sys/module/sdp/parameters/zcopy_thresh"
+
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size);
+
+	CHECK(p, "malloc(%zu)", size);
+	return p;
+}
+
+static void need_sdp(void)
+{
+	if (!test_is_sdp())
+		tap_skip("zero-copy is SDP's own");
+}
+
+static struct sdp_info info(int fd)
+{
+	struct sdp_info si;
+	socklen_t len = sizeof(si);
+
+	memset(&si, 0xff, sizeof(si));
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, &si, &len));
+	CHECK(len == sizeof(si), "SDP_INFO length %u", len);
+	return si;
+}
+
+/* Pages this process has pinned (VmPin of /proc/self/status), in kB. */
+static long vm_pin_kb(void)
+{
+	char buf[4096], *p;
+
+	CHECK(read_file("/proc/self/status", buf, sizeof(buf)) == 0,
+	      "read /proc/self/status");
+	p = strstr(buf, "VmPin:");
+	CHECK(p, "no VmPin in /proc/self/status");
+	return strtol(p + 6, NULL, 10);
+}
+
+static bool no_pinned_pages(void *arg)
+{
+	(void)arg;
+	return vm_pin_kb() == 0;
+}
+
+static void expect_unpinned(void)
+{
+	CHECK(wait_until(no_pinned_pages, NULL, WAIT_MS),
+	      "%ld kB still pinned", vm_pin_kb());
+}
+
+static void set_thresh(int fd, int v)
+{
+	CHECK_OK(setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &v, sizeof(v)));
+}
+
+/* ---- A reader thread that checks the pattern ---- */
+
+struct reader {
+	int fd;
+	uint64_t seed;
+	size_t want;		/* bytes to read, then stop */
+	size_t max_read;	/* largest single recv() (random sizes) */
+	bool peek;		/* MSG_PEEK now and then */
+	uint64_t rng;
+	size_t got;
+	const char *err;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	size_t cap = r->max_read ? r->max_read : MIB;
+	char *buf = malloc(cap), *pbuf = malloc(cap);
+	struct rng rng;
+
+	rng_seed(&rng, r->rng ? r->rng : 1);
+	if (!buf || !pbuf) {
+		r->err = "malloc";
+		goto out;
+	}
+	while (r->got < r->want) {
+		size_t n = r->max_read ? rng_range(&rng, 1, cap) : cap;
+		ssize_t k;
+
+		n = n < r->want - r->got ? n : r->want - r->got;
+		if (r->peek && rng_range(&rng, 0, 7) == 0) {
+			k = recv(r->fd, pbuf, n, MSG_PEEK);
+			if (k <= 0) {
+				r->err = k ? "recv(MSG_PEEK) failed" :
+					     "EOF on peek";
+				goto out;
+			}
+			if (pattern_check(pbuf, k, r->seed, r->got) >= 0) {
+				r->err = "wrong byte in peeked data";
+				goto out;
+			}
+		}
+		k = recv(r->fd, buf, n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r->err = k ? "recv failed" : "early EOF";
+			goto out;
+		}
+		if (pattern_check(buf, k, r->seed, r->got) >= 0) {
+			r->err = "wrong byte";
+			goto out;
+		}
+		r->got += k;
+	}
+out:
+	free(buf);
+	free(pbuf);
+	return NULL;
+}
+
+static void reader_join(pthread_t t, struct reader *r)
+{
+	pthread_join(t, NULL);
+	CHECK(!r->err, "reader: %s at stream offset %zu (%s)", r->err, r->got,
+	      strerror(errno));
+	CHECK(r->got == r->want, "reader got %zu of %zu", r->got, r->want);
+}
+
+/* Send @len pattern bytes in one send() call; all of them. */
+static void send_one(int fd, size_t len, uint64_t seed, uint64_t off)
+{
+	char *buf = xmalloc(len);
+	ssize_t n;
+
+	pattern_fill(buf, len, seed, off);
+	n = send(fd, buf, len, MSG_NOSIGNAL);
+	CHECK(n == (ssize_t)len, "send %zu: %zd (%s)", len, n, strerror(errno));
+	free(buf);
+}
+
+/* ---- Tests ---- */
+
+/*
+ * SDP_ZCOPY_THRESH starts at the module parameter, reads back what was
+ * set, refuses negative values, and is inherited by accepted sockets;
+ * SDP_INFO is read-only and starts at zero.
+ */
+static void test_sockopts(void)
+{
+	struct sockaddr_storage addr;
+	struct sdp_info si, zero;
+	socklen_t len;
+	int l, c, s, v;
+	long long param;
+
+	need_sdp();
+	param = read_ull(THRESH_PARAM);
+	CHECK(param >= 0, "cannot read %s", THRESH_PARAM);
+	l = net_listener(&addr, 4, 0);
+	CHECK(sockopt_get(l, SOL_SDP, SDP_ZCOPY_THRESH) == param,
+	      "default threshold %d, module parameter %lld",
+	      sockopt_get(l, SOL_SDP, SDP_ZCOPY_THRESH), param);
+	set_thresh(l, 12345);
+	CHECK(sockopt_get(l, SOL_SDP, SDP_ZCOPY_THRESH) == 12345,
+	      "threshold did not stick");
+	v = -1;
+	CHECK_ERRNO(setsockopt(l, SOL_SDP, SDP_ZCOPY_THRESH, &v, sizeof(v)),
+		    EINVAL);
+	CHECK_ERRNO(setsockopt(l, SOL_SDP, SDP_INFO, &v, sizeof(v)),
+		    ENOPROTOOPT);
+	CHECK_ERRNO(setsockopt(l, SOL_SDP, 15, &v, sizeof(v)), ENOPROTOOPT);
+
+	c = net_connect(&addr, 0);
+	s = net_accept(l, WAIT_MS);
+	CHECK(sockopt_get(s, SOL_SDP, SDP_ZCOPY_THRESH) == 12345,
+	      "accepted socket has threshold %d, its listener 12345",
+	      sockopt_get(s, SOL_SDP, SDP_ZCOPY_THRESH));
+	memset(&zero, 0, sizeof(zero));
+	si = info(c);
+	CHECK(!memcmp(&si, &zero, sizeof(si)), "SDP_INFO not zero at start");
+	/* A short buffer gets the first fields. */
+	len = 8;
+	CHECK_OK(getsockopt(c, SOL_SDP, SDP_INFO, &si, &len));
+	CHECK(len == 8, "short SDP_INFO length %u", len);
+	close(c);
+	close(s);
+	close(l);
+}
+
+/*
+ * One 1 MiB send goes zero-copy: the receiver RDMA-reads all of it, no
+ * byte goes through the buffers, and nothing stays pinned.  With the
+ * threshold at 0 the same send goes buffered.
+ */
+static void test_path_counters(void)
+{
+	struct sdp_info ci, si;
+	struct reader r = { .seed = 11, .want = MIB };
+	pthread_t t;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	r.fd = s;
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	send_one(c, MIB, 11, 0);
+	reader_join(t, &r);
+	ci = info(c);
+	si = info(s);
+	tap_diag("sender: %llu zcopy bytes in %llu SrcAvail; receiver: %llu bytes in %llu reads",
+		 (unsigned long long)ci.sdpi_zcopy_tx_bytes,
+		 (unsigned long long)ci.sdpi_srcavail_tx,
+		 (unsigned long long)si.sdpi_zcopy_rx_bytes,
+		 (unsigned long long)si.sdpi_rdma_reads);
+	CHECK(ci.sdpi_zcopy_tx_bytes == MIB && ci.sdpi_bcopy_tx_bytes == 0,
+	      "sender: %llu zcopy, %llu bcopy bytes",
+	      (unsigned long long)ci.sdpi_zcopy_tx_bytes,
+	      (unsigned long long)ci.sdpi_bcopy_tx_bytes);
+	CHECK(ci.sdpi_srcavail_tx >= 1 && ci.sdpi_sendsm_rx == 0 &&
+	      ci.sdpi_cancel_tx == 0, "sender: %llu SrcAvail, %llu SendSM, %llu cancels",
+	      (unsigned long long)ci.sdpi_srcavail_tx,
+	      (unsigned long long)ci.sdpi_sendsm_rx,
+	      (unsigned long long)ci.sdpi_cancel_tx);
+	CHECK(si.sdpi_zcopy_rx_bytes == MIB && si.sdpi_bcopy_rx_bytes == 0 &&
+	      si.sdpi_rdma_reads >= 1 &&
+	      si.sdpi_srcavail_rx == ci.sdpi_srcavail_tx,
+	      "receiver: %llu zcopy, %llu bcopy bytes, %llu reads",
+	      (unsigned long long)si.sdpi_zcopy_rx_bytes,
+	      (unsigned long long)si.sdpi_bcopy_rx_bytes,
+	      (unsigned long long)si.sdpi_rdma_reads);
+	expect_unpinned();
+
+	/* Disabled: the same send through the buffers. */
+	set_thresh(c, 0);
+	r = (struct reader){ .fd = s, .seed = 12, .want = MIB };
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	send_one(c, MIB, 12, 0);
+	reader_join(t, &r);
+	si = info(c);
+	CHECK(si.sdpi_zcopy_tx_bytes == MIB && si.sdpi_bcopy_tx_bytes == MIB &&
+	      si.sdpi_srcavail_tx == ci.sdpi_srcavail_tx,
+	      "threshold 0: %llu zcopy, %llu bcopy bytes",
+	      (unsigned long long)si.sdpi_zcopy_tx_bytes,
+	      (unsigned long long)si.sdpi_bcopy_tx_bytes);
+	close(c);
+	close(s);
+}
+
+/*
+ * Random write sizes from 1 byte to 2 MiB mix both paths; random read
+ * sizes, some peeking (which declines an advertisement with SendSM).
+ * Every byte is checked; both paths and SendSM must have been used.
+ */
+static void test_mixed_integrity(void)
+{
+	size_t total = test_bytes(256 * MIB), sent = 0;
+	struct reader r = { .seed = 21, .max_read = 3 * MIB / 2, .peek = true,
+			    .rng = 5 };
+	struct sdp_info ci, si;
+	struct rng rng;
+	char *buf = xmalloc(2 * MIB);
+	pthread_t t;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	r.fd = s;
+	r.want = total;
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	rng_seed(&rng, 7);
+	while (sent < total) {
+		size_t n = rng_range(&rng, 0, 3) ? rng_range(&rng, 64 * 1024,
+							     2 * MIB) :
+			   rng_range(&rng, 1, 64 * 1024);
+		ssize_t k;
+
+		n = n < total - sent ? n : total - sent;
+		pattern_fill(buf, n, 21, sent);
+		k = write_all(c, buf, n);
+		CHECK(k == (ssize_t)n, "write %zu at %zu: %zd (%s)", n, sent, k,
+		      strerror(errno));
+		sent += n;
+	}
+	reader_join(t, &r);
+	ci = info(c);
+	si = info(s);
+	tap_diag("%zu MiB: %llu MiB zero-copy, %llu MiB buffered; %llu SendSM",
+		 total / MIB, (unsigned long long)ci.sdpi_zcopy_tx_bytes / MIB,
+		 (unsigned long long)ci.sdpi_bcopy_tx_bytes / MIB,
+		 (unsigned long long)ci.sdpi_sendsm_rx);
+	CHECK(ci.sdpi_zcopy_tx_bytes + ci.sdpi_bcopy_tx_bytes == total,
+	      "counted %llu + %llu bytes, sent %zu",
+	      (unsigned long long)ci.sdpi_zcopy_tx_bytes,
+	      (unsigned long long)ci.sdpi_bcopy_tx_bytes, total);
+	CHECK(ci.sdpi_zcopy_tx_bytes > total / 2 && ci.sdpi_bcopy_tx_bytes,
+	      "one path unused");
+	CHECK(si.sdpi_zcopy_rx_bytes == ci.sdpi_zcopy_tx_bytes,
+	      "receiver read %llu, sender counted %llu",
+	      (unsigned long long)si.sdpi_zcopy_rx_bytes,
+	      (unsigned long long)ci.sdpi_zcopy_tx_bytes);
+	CHECK(si.sdpi_sendsm_tx == ci.sdpi_sendsm_rx && ci.sdpi_sendsm_rx,
+	      "SendSM: %llu sent, %llu received",
+	      (unsigned long long)si.sdpi_sendsm_tx,
+	      (unsigned long long)ci.sdpi_sendsm_rx);
+	free(buf);
+	close(c);
+	close(s);
+	expect_unpinned();
+}
+
+/* Small and large writes alternate; the stream stays in order. */
+static void test_small_large_alternate(void)
+{
+	struct reader r = { .seed = 31, .max_read = 200 * 1024, .rng = 3 };
+	size_t off = 0;
+	int c, s, i;
+	char *buf = xmalloc(300 * 1024);
+	pthread_t t;
+
+	need_sdp();
+	net_pair(&c, &s);
+	r.fd = s;
+	r.want = 40 * (100 + 300 * 1024);
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	for (i = 0; i < 80; i++) {
+		size_t n = i % 2 ? 300 * 1024 : 100;
+
+		pattern_fill(buf, n, 31, off);
+		CHECK(write_all(c, buf, n) == (ssize_t)n, "write: %s",
+		      strerror(errno));
+		off += n;
+	}
+	reader_join(t, &r);
+	CHECK(info(c).sdpi_zcopy_tx_bytes >= 20 * 300 * 1024,
+	      "large writes did not go zero-copy");
+	free(buf);
+	close(c);
+	close(s);
+}
+
+/* ---- Two threads ---- */
+
+struct rec_hdr {
+	uint32_t magic;
+	uint32_t thread;
+	uint32_t seq;
+	uint32_t len;
+};
+
+#define REC_MAGIC	0x5a43524bu
+#define REC_COUNT	24
+
+struct sender {
+	int fd;
+	uint32_t id;
+	const char *err;
+};
+
+static void *record_sender(void *arg)
+{
+	struct sender *sd = arg;
+	char *buf = malloc(sizeof(struct rec_hdr) + 512 * 1024);
+	struct rng rng;
+	uint32_t i;
+
+	rng_seed(&rng, 100 + sd->id);
+	for (i = 0; buf && i < REC_COUNT; i++) {
+		struct rec_hdr h = { REC_MAGIC, sd->id, i,
+				     rng_range(&rng, 1, 512 * 1024) };
+		size_t n = sizeof(h) + h.len;
+
+		memcpy(buf, &h, sizeof(h));
+		pattern_fill(buf + sizeof(h), h.len, sd->id * 1000 + i, 0);
+		if (send(sd->fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n) {
+			sd->err = "send was not complete";
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Two threads send records on one socket, each with one send(); every
+ * record arrives whole and each thread's records in order.
+ */
+static void test_two_threads(void)
+{
+	struct sender sd[2];
+	uint32_t next[2] = { 0, 0 };
+	char *buf = xmalloc(512 * 1024);
+	pthread_t t[2];
+	int c, s, i;
+
+	need_sdp();
+	net_pair(&c, &s);
+	for (i = 0; i < 2; i++) {
+		sd[i] = (struct sender){ .fd = c, .id = i };
+		CHECK(!pthread_create(&t[i], NULL, record_sender, &sd[i]),
+		      "pthread_create");
+	}
+	for (i = 0; i < 2 * REC_COUNT; i++) {
+		struct rec_hdr h;
+
+		CHECK(read_all(s, &h, sizeof(h)) == sizeof(h), "record header");
+		CHECK(h.magic == REC_MAGIC && h.thread < 2 &&
+		      h.len <= 512 * 1024,
+		      "record %d: bad header (magic %#x thread %u len %u): records interleaved",
+		      i, h.magic, h.thread, h.len);
+		CHECK(h.seq == next[h.thread], "thread %u: record %u after %u",
+		      h.thread, h.seq, next[h.thread]);
+		next[h.thread]++;
+		CHECK(read_all(s, buf, h.len) == (ssize_t)h.len, "record body");
+		CHECK(pattern_check(buf, h.len, h.thread * 1000 + h.seq, 0) < 0,
+		      "record %u of thread %u corrupt", h.seq, h.thread);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(!sd[i].err, "sender %d: %s", i, sd[i].err);
+	}
+	CHECK(info(c).sdpi_zcopy_tx_bytes > 0, "no record went zero-copy");
+	free(buf);
+	close(c);
+	close(s);
+}
+
+/*
+ * Nonblocking sends of 4 MiB to a peer that does not read return at
+ * once, with what the buffers took, until EAGAIN; none advertises.
+ */
+static void test_nonblocking_send(void)
+{
+	size_t len = 4 * MIB;
+	char *buf = xmalloc(len);
+	long long t0, dt;
+	ssize_t n;
+	int c, s, i;
+
+	need_sdp();
+	net_pair(&c, &s);
+	pattern_fill(buf, len, 41, 0);
+	for (i = 0;; i++) {
+		t0 = now_ms();
+		n = send(c, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		dt = now_ms() - t0;
+		CHECK(dt < 2000, "nonblocking send took %lld ms", dt);
+		if (n < 0)
+			break;
+		CHECK((size_t)n < len, "nonblocking send took all %zd bytes", n);
+		CHECK(i < 100, "no EAGAIN after 100 sends");
+	}
+	CHECK(errno == EAGAIN, "nonblocking send: %s", strerror(errno));
+	CHECK(info(c).sdpi_srcavail_tx == 0, "a nonblocking send advertised");
+	free(buf);
+	close(c);
+	close(s);
+}
+
+static bool has_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	CHECK_OK(syscall(SYS_capget, &hdr, data));
+	return data[cap / 32].effective & (1U << (cap % 32));
+}
+
+/* No CAP_IPC_LOCK and RLIMIT_MEMLOCK 0: nothing can be pinned. */
+static void no_memlock(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+	struct rlimit rl = { 0, 0 };
+
+	CHECK_OK(syscall(SYS_capget, &hdr, data));
+	data[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
+	CHECK_OK(syscall(SYS_capset, &hdr, data));
+	CHECK(!has_cap(CAP_IPC_LOCK), "CAP_IPC_LOCK kept");
+	CHECK_OK(setrlimit(RLIMIT_MEMLOCK, &rl));
+}
+
+static void wait_child_ok(pid_t pid, const char *what)
+{
+	int st;
+
+	CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed (status %#x)",
+	      what, st);
+}
+
+/*
+ * Without RLIMIT_MEMLOCK room (and without CAP_IPC_LOCK), a sender
+ * falls back to buffered copy, and a receiver declines with SendSM;
+ * either way every byte arrives.
+ */
+static void test_memlock_fallback(void)
+{
+	struct sdp_info ci, si;
+	pid_t pid;
+	int c, s;
+
+	need_sdp();
+	/* The sender cannot pin. */
+	net_pair(&c, &s);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		no_memlock();
+		send_one(c, MIB, 51, 0);
+		_exit(0);
+	}
+	{
+		struct reader r = { .fd = s, .seed = 51, .want = MIB };
+
+		reader_fn(&r);
+		CHECK(!r.err && r.got == MIB, "reader: %s", r.err);
+	}
+	wait_child_ok(pid, "limited sender");
+	ci = info(c);
+	CHECK(ci.sdpi_zcopy_fallbacks >= 1 && ci.sdpi_zcopy_tx_bytes == 0 &&
+	      ci.sdpi_bcopy_tx_bytes == MIB,
+	      "limited sender: %llu fallbacks, %llu zcopy, %llu bcopy bytes",
+	      (unsigned long long)ci.sdpi_zcopy_fallbacks,
+	      (unsigned long long)ci.sdpi_zcopy_tx_bytes,
+	      (unsigned long long)ci.sdpi_bcopy_tx_bytes);
+	close(c);
+	close(s);
+
+	/* The receiver cannot pin. */
+	net_pair(&c, &s);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		struct reader r = { .fd = s, .seed = 52, .want = MIB };
+
+		no_memlock();
+		reader_fn(&r);
+		CHECK(!r.err && r.got == MIB, "limited reader: %s", r.err);
+		_exit(0);
+	}
+	send_one(c, MIB, 52, 0);
+	wait_child_ok(pid, "limited reader");
+	ci = info(c);
+	si = info(s);
+	CHECK(ci.sdpi_sendsm_rx >= 1 && si.sdpi_sendsm_tx == ci.sdpi_sendsm_rx &&
+	      si.sdpi_zcopy_rx_bytes == 0 && si.sdpi_zcopy_fallbacks >= 1,
+	      "limited reader: %llu SendSM, %llu zcopy bytes",
+	      (unsigned long long)si.sdpi_sendsm_tx,
+	      (unsigned long long)si.sdpi_zcopy_rx_bytes);
+	close(c);
+	close(s);
+	expect_unpinned();
+}
+
+/* ---- Signals and aborts during a zero-copy send ---- */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	got_signal = 1;
+}
+
+struct kicker {
+	pthread_t target;
+	pid_t tid;
+	int abort_fd;		/* >= 0: abort this socket instead */
+	pthread_t *after;	/* wait for this thread to end first */
+};
+
+static bool task_sleeping(void *arg)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", *(pid_t *)arg);
+	if (read_file(path, buf, sizeof(buf)))
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+}
+
+/* Once the target sleeps in send(): signal it, or abort the peer. */
+static void *kick_when_blocked(void *arg)
+{
+	struct kicker *k = arg;
+
+	if (k->after)
+		pthread_join(*k->after, NULL);
+	if (!wait_until(task_sleeping, &k->tid, WAIT_MS))
+		return NULL;
+	if (k->abort_fd >= 0) {
+		struct linger lg = { 1, 0 };
+
+		setsockopt(k->abort_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(k->abort_fd);
+	} else {
+		pthread_kill(k->target, SIGUSR1);
+	}
+	return NULL;
+}
+
+/*
+ * A signal (handler without SA_RESTART) while a zero-copy send waits for
+ * a reader that reads nothing: the sender cancels, and send() fails with
+ * EINTR (or, if the peer looked stalled first and the rest went
+ * buffered, returns what the buffers took).  The stream then goes on
+ * with the next send and holds exactly what send() reported.
+ */
+static void test_signal_during_zcopy(void)
+{
+	struct kicker k = { .target = pthread_self(), .tid = gettid(),
+			    .abort_fd = -1 };
+	struct sigaction sa;
+	char *buf = xmalloc(MIB), *rbuf = xmalloc(MIB);
+	pthread_t t;
+	ssize_t n;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;
+	sigemptyset(&sa.sa_mask);
+	CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
+	got_signal = 0;
+	pattern_fill(buf, MIB, 61, 0);
+	CHECK(!pthread_create(&t, NULL, kick_when_blocked, &k), "pthread_create");
+	n = send(c, buf, MIB, MSG_NOSIGNAL);
+	pthread_join(t, NULL);
+	CHECK(got_signal, "the signal was not delivered");
+	CHECK(n < 0 ? errno == EINTR : (size_t)n < MIB,
+	      "send after the signal: %zd (%s)", n, strerror(errno));
+	tap_diag("send() returned %zd%s", n, n < 0 ? " (EINTR)" : "");
+	CHECK(info(c).sdpi_cancel_tx == 1, "%llu SrcAvailCancel sent",
+	      (unsigned long long)info(c).sdpi_cancel_tx);
+	/* What was not sent is not in the stream: the marker follows. */
+	CHECK(write_all(c, "END", 3) == 3, "write: %s", strerror(errno));
+	if (n > 0) {
+		CHECK(read_all(s, rbuf, n) == n, "read the partial send");
+		CHECK(pattern_check(rbuf, n, 61, 0) < 0, "partial send corrupt");
+	}
+	CHECK(read_all(s, rbuf, 3) == 3 && !memcmp(rbuf, "END", 3),
+	      "the stream does not go on right after the cancelled send");
+	free(buf);
+	free(rbuf);
+	close(c);
+	close(s);
+	expect_unpinned();
+}
+
+struct partial {
+	int fd;
+	size_t want;
+	uint64_t seed;
+	const char *err;
+};
+
+/* Read @want bytes in one recv() once data is there, then stop. */
+static void *read_once(void *arg)
+{
+	struct partial *p = arg;
+	char *buf = malloc(p->want);
+	ssize_t n;
+
+	if (wait_fd(p->fd, POLLIN, WAIT_MS) <= 0) {
+		p->err = "nothing to read";
+	} else {
+		n = recv(p->fd, buf, p->want, MSG_WAITALL);
+		if (n != (ssize_t)p->want)
+			p->err = "short read";
+		else if (pattern_check(buf, n, p->seed, 0) >= 0)
+			p->err = "wrong byte";
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * The reader takes 100 KiB of a 1 MiB advertisement and stops; a signal
+ * then makes send() return 100 KiB, and the stream goes on from there.
+ */
+static void test_signal_after_partial_read(void)
+{
+	struct kicker k = { .target = pthread_self(), .tid = gettid(),
+			    .abort_fd = -1 };
+	struct partial p = { .want = 100 * 1024, .seed = 62 };
+	char *buf = xmalloc(MIB), rbuf[4];
+	struct sigaction sa;
+	pthread_t rt, kt;
+	ssize_t n;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;
+	sigemptyset(&sa.sa_mask);
+	CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
+	got_signal = 0;
+	pattern_fill(buf, MIB, 62, 0);
+	p.fd = s;
+	CHECK(!pthread_create(&rt, NULL, read_once, &p), "pthread_create");
+	/* The kicker signals us once the reader is done and we sleep. */
+	k.after = &rt;
+	CHECK(!pthread_create(&kt, NULL, kick_when_blocked, &k),
+	      "pthread_create");
+	n = send(c, buf, MIB, MSG_NOSIGNAL);
+	pthread_join(kt, NULL);
+	CHECK(!p.err, "reader: %s", p.err);
+	CHECK(got_signal, "the signal was not delivered");
+	tap_diag("send() returned %zd", n);
+	CHECK(n >= (ssize_t)p.want && n < MIB, "send returned %zd (%s)", n,
+	      strerror(errno));
+	CHECK(write_all(c, "END", 3) == 3, "write: %s", strerror(errno));
+	{
+		char *rest = xmalloc(MIB);
+		size_t more = n - p.want;
+
+		CHECK(read_all(s, rest, more) == (ssize_t)more, "rest of send");
+		CHECK(pattern_check(rest, more, 62, p.want) < 0, "rest corrupt");
+		free(rest);
+	}
+	CHECK(read_all(s, rbuf, 3) == 3 && !memcmp(rbuf, "END", 3),
+	      "the stream does not go on right after the partial send");
+	free(buf);
+	close(c);
+	close(s);
+	expect_unpinned();
+}
+
+/*
+ * The receiver aborts (SO_LINGER {1, 0}) while a zero-copy send waits
+ * for it: send() fails promptly and no page stays pinned.
+ */
+static void test_peer_abort_during_zcopy(void)
+{
+	struct kicker k = { .target = pthread_self(), .tid = gettid() };
+	char *buf = xmalloc(MIB);
+	long long t0;
+	pthread_t t;
+	ssize_t n;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	k.abort_fd = s;
+	pattern_fill(buf, MIB, 71, 0);
+	CHECK(!pthread_create(&t, NULL, kick_when_blocked, &k),
+	      "pthread_create");
+	t0 = now_ms();
+	n = send(c, buf, MIB, MSG_NOSIGNAL);
+	pthread_join(t, NULL);
+	CHECK(n < 0 && (errno == ECONNRESET || errno == EPIPE),
+	      "send to an aborted peer: %zd (%s)", n, strerror(errno));
+	tap_diag("send failed with %s after %lld ms", strerror(errno),
+		 now_ms() - t0);
+	CHECK(info(c).sdpi_srcavail_tx >= 1, "the send was not zero-copy");
+	expect_unpinned();
+	free(buf);
+	close(c);
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_sockopts),
+	TAP_TEST(test_path_counters),
+	TAP_TEST(test_mixed_integrity),
+	TAP_TEST(test_small_large_alternate),
+	TAP_TEST(test_two_threads),
+	TAP_TEST(test_nonblocking_send),
+	TAP_TEST(test_memlock_fallback),
+	TAP_TEST(test_signal_during_zcopy),
+	TAP_TEST(test_signal_after_partial_read),
+	TAP_TEST(test_peer_abort_during_zcopy),
+};
+
+TAP_MAIN(tests)
