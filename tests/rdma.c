@@ -191,9 +191,50 @@ static bool is_reset(int err)
 	return err == ECONNRESET || err == ENETDOWN;
 }
 
+/* A 1 MiB send that goes zero-copy to a peer that does not read. */
+struct blocked_send {
+	int fd;
+	int err;
+	ssize_t ret;
+};
+
+static void *blocked_send(void *arg)
+{
+	struct blocked_send *b = arg;
+	size_t len = 1 << 20;
+	char *buf = calloc(1, len);
+
+	b->ret = buf ? send(b->fd, buf, len, MSG_NOSIGNAL) : -2;
+	b->err = errno;
+	free(buf);
+	return NULL;
+}
+
+static bool advertised(void *arg)
+{
+	struct sdp_info si;
+	socklen_t len = sizeof(si);
+
+	return !getsockopt(*(int *)arg, SOL_SDP, SDP_INFO, &si, &len) &&
+	       si.sdpi_srcavail_tx > 0;
+}
+
+/* Pages this process has pinned (VmPin), in kB; -1 if unknown. */
+static long vm_pin_kb(void)
+{
+	char buf[4096], *p;
+
+	if (read_file("/proc/self/status", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "VmPin:");
+	return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
 /*
  * `rdma link delete` under open connections: every socket gets an error
- * (ECONNRESET or ENETDOWN), a blocked reader wakes up, nothing hangs, and
+ * (ECONNRESET or ENETDOWN), a blocked reader wakes up, a zero-copy send
+ * waiting for its reader fails and unpins its pages, a listener with
+ * connections it has not accepted closes cleanly, nothing hangs, and
  * after the device is back new connections work.  The harness then checks
  * that sdp unloads and gave back every RDMA resource.
  */
@@ -203,9 +244,10 @@ static void test_device_removal(void)
 	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
 			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
 	struct blocked_recv br;
+	struct blocked_send bs;
 	struct sockaddr_storage la;
-	int c[3], s[3], l, i, err;
-	pthread_t thr;
+	int c[3], s[3], l, i, err, zc, zs, q[2];
+	pthread_t thr, sthr;
 	struct pollfd p;
 	char state[64], path[256];
 	char x = 'x';
@@ -221,14 +263,30 @@ static void test_device_removal(void)
 	CHECK(write(c[2], "def", 3) == 3, "write");
 	br.fd = s[0];
 	CHECK(pthread_create(&thr, NULL, blocked_recv, &br) == 0, "thread");
+	/* A zero-copy send that waits for a reader. */
+	net_pair(&zc, &zs);
+	bs.fd = zc;
+	CHECK(pthread_create(&sthr, NULL, blocked_send, &bs) == 0, "thread");
+	CHECK(wait_until(advertised, &zc, 10000), "the send did not advertise");
+	/* Two connections the listener has not accepted. */
+	q[0] = net_connect(&la, 0);
+	q[1] = net_connect(&la, 0);
 	sleep_ms_poll(200);
 
 	CHECK(run(del) == 0, "rdma link delete failed");
 
-	/* The blocked reader wakes up with an error. */
+	/* The blocked reader and sender wake up with an error. */
 	CHECK(pthread_join(thr, NULL) == 0, "join");
 	CHECK(br.ret == -1 && is_reset(br.err), "blocked recv: %zd %s", br.ret,
 	      strerror(br.err));
+	CHECK(pthread_join(sthr, NULL) == 0, "join");
+	CHECK(bs.ret == -1 && bs.err == EPIPE, "blocked zero-copy send: %zd %s",
+	      bs.ret, strerror(bs.err));
+	CHECK(vm_pin_kb() == 0, "%ld kB still pinned", vm_pin_kb());
+	close(zc);
+	close(zs);
+	close(q[0]);
+	close(q[1]);
 	for (i = 0; i < 3; i++) {
 		p = (struct pollfd){ .fd = c[i], .events = POLLIN | POLLOUT };
 		CHECK(poll(&p, 1, 5000) == 1 && (p.revents & POLLERR),
