@@ -38,15 +38,22 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/zcopy tests/bin/peer tests/bin/rdma
 KSRCS := $(wildcard src/*.c src/*.h) include/uapi/linux/sdp.h
 
-.PHONY: all module tests examples check check-vm demo demo-vm bench bench-vm \
+.PHONY: all module tests examples bench-tools check check-vm demo demo-vm bench bench-vm \
 	lint checkpatch deps clean
 
-all: module tests examples
+all: module tests examples bench-tools
 
 examples: examples/bin/sdp_hello
 
 examples/bin/%: examples/%.c include/uapi/linux/sdp.h
 	@mkdir -p examples/bin
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+
+# Programs scripts/bench runs in the guest.
+bench-tools: bench/bin/sdp_stream
+
+bench/bin/%: bench/%.c include/uapi/linux/sdp.h
+	@mkdir -p bench/bin
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
 module:
@@ -93,4 +100,4 @@ bench-vm: all
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf tests/bin examples/bin
+	rm -rf tests/bin examples/bin bench/bin

@@ -106,7 +106,8 @@ static int sdp_zc_pin(struct sdp_zc_pages *zp, unsigned long base, size_t len,
 {
 	unsigned int off = offset_in_page(base);
 	unsigned long npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
-	unsigned int gup = FOLL_LONGTERM;
+	/* Pinned for the transfer only, as O_DIRECT I/O is: not longterm. */
+	unsigned int gup = 0;
 	int n, err;
 
 	memset(zp, 0, sizeof(*zp));
