@@ -151,15 +151,21 @@ static void test_socketpair_unsupported(void)
 	CHECK_ERRNO(socketpair(AF_INET_SDP, SOCK_STREAM, 0, sv), EOPNOTSUPP);
 }
 
-/* Level SOL_SDP has no options yet; TCP's that SDP does not have fail. */
+/*
+ * Unknown SOL_SDP options fail, SDP_ZCOPY_THRESH works (tests/zcopy.c
+ * has the rest); TCP's options that SDP does not have fail.
+ */
 static void test_sockopt_levels(void)
 {
 	int fd = CHECK_OK(sdp_socket(SOCK_STREAM, 0));
 	socklen_t len = sizeof(int);
 	int one = 1, v;
 
-	CHECK_ERRNO(setsockopt(fd, SOL_SDP, 1, &one, sizeof(one)), ENOPROTOOPT);
-	CHECK_ERRNO(getsockopt(fd, SOL_SDP, 1, &v, &len), ENOPROTOOPT);
+	CHECK_ERRNO(setsockopt(fd, SOL_SDP, 15, &one, sizeof(one)), ENOPROTOOPT);
+	CHECK_ERRNO(getsockopt(fd, SOL_SDP, 15, &v, &len), ENOPROTOOPT);
+	CHECK_OK(setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &one, sizeof(one)));
+	CHECK(sockopt_int(fd, SOL_SDP, SDP_ZCOPY_THRESH) == 1,
+	      "SDP_ZCOPY_THRESH");
 	CHECK_ERRNO(setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &one, sizeof(one)),
 		    ENOPROTOOPT);
 	CHECK_OK(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)));
