@@ -36,7 +36,7 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/peer tests/bin/rdma
-KSRCS := $(wildcard src/*.c src/*.h) include/uapi/linux/sdp.h
+KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples check check-vm demo demo-vm bench bench-vm \
 	lint checkpatch deps clean

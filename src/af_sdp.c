@@ -12,8 +12,9 @@
  * RDMA CM (Hello/HelloAck, QP setup, close, teardown); sdp_tx.c and
  * sdp_rx.c are the data path; sdp_cq.c has the message buffers, the
  * completion queue and busy polling; sdp_dev.c tracks RDMA devices;
- * sdp_diag.c lists sockets in /proc/net/sdp.  Wire formats are in
- * sdp_proto.h.
+ * sdp_diag.c lists sockets in /proc/net/sdp and over sock_diag;
+ * sdp_stats.c has the counters and tracepoints, sdp_sysctl.c the
+ * /proc/sys/net/sdp tunables.  Wire formats are in sdp_proto.h.
  *
  * Lifecycle and references of a struct sock:
  *   - the socket's own reference (sk_alloc()), owned by the struct socket;
@@ -70,6 +71,7 @@ static const struct proto_ops sdp_stream_ops;
 
 void sdp_set_state(struct sock *sk, int state)
 {
+	sdp_stat_state(sk, sk->sk_state, state);
 	WRITE_ONCE(sk->sk_state, state);
 }
 
@@ -261,7 +263,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		ssk->daddr = ss;
 		sdp_set_state(sk, TCP_SYN_SENT);
 		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
-					SDP_RESOLVE_TIMEOUT_MS);
+					sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
 		if (err) {
 			sdp_set_state(sk, TCP_CLOSE);
 			if (err == -ENODEV || err == -EADDRNOTAVAIL)
@@ -577,6 +579,7 @@ static void sdp_listen_stop(struct sdp_sock *lssk)
 		lock_sock(&child->sk);
 		child->parent = NULL;
 		sock_set_flag(&child->sk, SOCK_DEAD);
+		sdp_stat_abort(child, SDP_ABORT_ON_CLOSE);
 		sdp_conn_abort(child, 0);
 		/* Even if it was aborted before: it is closed now. */
 		sdp_queue_work(child);
@@ -610,6 +613,7 @@ static int sdp_release(struct socket *sock)
 		 */
 		if (READ_ONCE(ssk->rx_bytes) ||
 		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+			sdp_stat_abort(ssk, SDP_ABORT_ON_CLOSE);
 			sdp_conn_abort(ssk, 0);
 		} else {
 			sdp_send_disconn(ssk);
@@ -641,7 +645,7 @@ static int sdp_release(struct socket *sock)
 		/* The peer has SDP_FIN_TIMEOUT to finish its side. */
 		sock_hold(sk);
 		if (!queue_delayed_work(sdp_wq, &ssk->timeout_work,
-					SDP_FIN_TIMEOUT))
+					sdp_sysctl_fin_timeout(sock_net(sk))))
 			sock_put(sk);
 	}
 	/*

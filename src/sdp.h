@@ -18,6 +18,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "sdp_proto.h"
+#include "sdp_stats.h"
 
 /* Family number this instance registered under (module parameter). */
 extern int sdp_family;
@@ -40,8 +41,7 @@ extern struct workqueue_struct *sdp_wq;
 /* Data needs two credits: the last one is kept for a control message. */
 #define SDP_DATA_MIN_CREDITS	2
 
-#define SDP_RESOLVE_TIMEOUT_MS	2000
-#define SDP_FIN_TIMEOUT		(60 * HZ)
+/* Timeouts are the net.sdp sysctls: sdp_sysctl_*() in sdp_stats.h. */
 
 /**
  * struct sdp_buf - a message buffer, DMA-mapped once for its lifetime
@@ -118,6 +118,7 @@ enum {
  * @child_node: child: entry in the parent's @accept_queue or @pending
  * @work: deferred process-context work: disconnect, destroy
  * @timeout_work: abort an orphaned socket the peer never closes
+ * @stats: per-socket counters (sdp_stats.h), under @lock
  */
 struct sdp_sock {
 	struct sock sk;
@@ -164,6 +165,8 @@ struct sdp_sock {
 
 	struct work_struct work;
 	struct delayed_work timeout_work;
+
+	struct sdp_sock_stats stats;
 };
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)

@@ -171,6 +171,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 				1) + be16_to_cpu(h->bufs);
 
 	payload = len - sizeof(*h);
+	sdp_stat_rx_msg(ssk, h->mid, payload);
 	switch (h->mid) {
 	case SDP_MID_DATA:
 		if (!payload)
@@ -181,6 +182,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		}
 		if (sock_flag(sk, SOCK_DEAD)) {
 			/* Nobody will read it: like TCP, reset. */
+			sdp_stat_abort(ssk, SDP_ABORT_ON_DATA);
 			__sdp_conn_abort(ssk, ECONNRESET, true);
 			return false;
 		}
@@ -203,6 +205,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		goto abort;
 	}
 abort:
+	sdp_stat_abort(ssk, SDP_ABORT_ON_PROTO);
 	__sdp_conn_abort(ssk, ECONNRESET, true);
 	return false;
 }
@@ -226,6 +229,7 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 			net_warn_ratelimited("receive completion error %s\n",
 					     ib_wc_status_msg(wc->status));
+			sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
 			__sdp_conn_abort(ssk, ECONNRESET, false);
 		}
 		goto out;

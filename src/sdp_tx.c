@@ -154,6 +154,7 @@ int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
 		return err;
 	ssk->ctrl_head++;
 	ssk->tx_credits--;
+	sdp_stat_tx_ctrl(ssk, mid);
 	return 0;
 }
 
@@ -172,7 +173,9 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 		}
 		ssk->tx_post++;
 		ssk->tx_credits--;
+		sdp_stat_tx_data(ssk, b->len);
 	}
+	sdp_stat_tx_credits(ssk);
 }
 
 /*
@@ -248,6 +251,7 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
+		sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
 		__sdp_conn_abort(ssk, ECONNRESET, false);
 	}
 	if (sdp_tx_idle(ssk))
@@ -273,6 +277,7 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
+		sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
 		__sdp_conn_abort(ssk, ECONNRESET, false);
 	}
 	/* A free control buffer may let a waiting DisConn go. */
