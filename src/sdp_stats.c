@@ -156,10 +156,12 @@ void sdp_stat_abort(struct sdp_sock *ssk, enum sdp_abort_reason why)
 
 	if (why == SDP_ABORT_NONE || why >= ARRAY_SIZE(sdp_abort_mib) ||
 	    test_bit(SDP_F_ABORT, &ssk->flags) ||
-	    READ_ONCE(ssk->stats.abort_reason) ||
 	    state == TCP_CLOSE || state == TCP_LISTEN)
 		return;
-	WRITE_ONCE(ssk->stats.abort_reason, why);
+	/* Racing reasons (a close and the peer's AbortConn): one wins. */
+	if (cmpxchg(&ssk->stats.abort_reason, SDP_ABORT_NONE, why) !=
+	    SDP_ABORT_NONE)
+		return;
 	SDP_INC_STATS(sock_net(&ssk->sk), sdp_abort_mib[why]);
 }
 

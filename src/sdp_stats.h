@@ -155,7 +155,8 @@ enum sdp_abort_reason {
  * @credit_updates_rx: credit updates received
  * @credit_stalls: times data was ready but had to wait for credits
  * @stalled: data is waiting for credits now
- * @abort_reason: enum sdp_abort_reason of the abort, if any
+ * @abort_reason: enum sdp_abort_reason of the abort, if any; set once,
+ *	with cmpxchg(), by the first sdp_stat_abort()
  * @id: unique among the module's sockets since it was loaded (the
  *	sock_diag cookie); set once when the socket is created
  *
@@ -179,7 +180,7 @@ struct sdp_sock_stats {
 	u64 credit_updates_rx;
 	u64 credit_stalls;
 	bool stalled;
-	u8 abort_reason;
+	u32 abort_reason;
 	u64 id;
 };
 
