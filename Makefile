@@ -7,7 +7,8 @@
 #   make check         install what is missing, lint, run every suite in a
 #                      QEMU guest with Soft-RoCE (KERNEL=debug: on a debug
 #                      kernel with KASAN, lockdep, kmemleak, UBSAN)
-#   make demo          boot the guest and show an echo over SDP
+#   make demo          install what is missing, build, boot the guest and
+#                      show an SDP echo, sdpstat, and SDP vs TCP numbers
 #   make bench         SDP vs TCP vs verbs latency and bandwidth table
 #   make lint          W=1 build, sparse and checkpatch, failing on any
 #                      warning
