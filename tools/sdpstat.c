@@ -224,10 +224,12 @@ static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
 		    r->sdiag_sport);
 	format_addr(pa, sizeof(pa), r->sdiag_family, r->sdiag_dst,
 		    r->sdiag_dport);
-	printf("%-10s %-6u %-6u %-40s %-40s", state, r->sdiag_rqueue,
+	printf("%-10s %-6u %-6u %-24s %s", state, r->sdiag_rqueue,
 	       r->sdiag_wqueue, la, pa);
 	if (o->extended)
-		printf(" uid:%u ino:%u sk:%" PRIx64, r->sdiag_uid,
+		printf("%*s uid:%u ino:%u sk:%" PRIx64,
+		       strlen(pa) < 24 ? (int)(24 - strlen(pa)) : 0, "",
+		       r->sdiag_uid,
 		       r->sdiag_inode,
 		       (uint64_t)r->sdiag_cookie[1] << 32 | r->sdiag_cookie[0]);
 	putchar('\n');
@@ -454,7 +456,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (o.header)
-		printf("%-10s %-6s %-6s %-40s %-40s\n", "State", "Recv-Q",
+		printf("%-10s %-6s %-6s %-24s %s\n", "State", "Recv-Q",
 		       "Send-Q", "Local Address:Port", "Peer Address:Port");
 	dump_sockets(&o, NULL);
 	return 0;
