@@ -7,11 +7,16 @@
 #   make check         install what is missing, lint, run every suite in a
 #                      QEMU guest with Soft-RoCE (KERNEL=debug: on a debug
 #                      kernel with KASAN, lockdep, kmemleak, UBSAN)
-#   make demo          boot the guest and show an echo over SDP
+#   make demo          install what is missing, build, boot the guest and
+#                      show an SDP echo, sdpstat, and SDP vs TCP numbers
 #   make bench         SDP vs TCP vs verbs latency and bandwidth table
 #   make lint          W=1 build, sparse and checkpatch, failing on any
 #                      warning
 #   make checkpatch    checkpatch.pl --strict over the sources
+#   make install       install the module (+ depmod), the uapi headers,
+#                      sdpstat, the preload library, the man pages;
+#                      DESTDIR and PREFIX (default /usr/local) honoured
+#   make uninstall     remove what make install installed
 
 KERNEL ?= debian
 # The debug kernel is ~30x slower again: smaller transfers there.
@@ -35,13 +40,20 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # Suites in the order they run: the test bed first, so that a broken
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
-	tests/bin/zcopy tests/bin/peer tests/bin/rdma
-KSRCS := $(wildcard src/*.c src/*.h) include/uapi/linux/sdp.h
+	tests/bin/zcopy tests/bin/peer tests/bin/rdma tests/bin/ops
+KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
-.PHONY: all module tests examples bench-tools check check-vm demo demo-vm bench bench-vm \
-	lint checkpatch deps clean
+.PHONY: all module tests examples tools bench-tools check check-vm demo \
+	demo-vm bench bench-vm lint checkpatch deps clean install install-files \
+	uninstall
 
-all: module tests examples bench-tools
+all: module tests examples tools bench-tools
+
+tools: tools/bin/sdpstat
+
+tools/bin/%: tools/%.c $(wildcard include/uapi/linux/*.h)
+	@mkdir -p tools/bin
+	$(CC) $(TEST_CFLAGS) -o $@ $<
 
 examples: examples/bin/sdp_hello
 
@@ -98,6 +110,64 @@ bench: deps
 bench-vm: all
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
 
+# Installation.  The module goes where depmod looks for out-of-tree
+# modules of the kernel it was built for (KDIR's release); with DESTDIR
+# depmod is left to whoever installs the staged tree.  The preload library
+# and sdp_run are installed when they have been built (libsdp/).
+PREFIX ?= /usr/local
+KREL = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h)
+MODDIR = /lib/modules/$(KREL)/extra
+SBINDIR = $(PREFIX)/sbin
+BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib
+INCDIR = $(PREFIX)/include
+MANDIR = $(PREFIX)/share/man
+DOCDIR = $(PREFIX)/share/doc/sdp
+UAPI_HEADERS := $(wildcard include/uapi/linux/*.h)
+MANPAGES := $(wildcard man/*.[1-8])
+PRELOAD_LIBS = $(wildcard libsdp/libsdp.so libsdp/libsdp.so.*)
+PRELOAD_BINS = $(wildcard libsdp/sdp_run tools/sdp_run)
+DOCS := Documentation/networking/sdp.rst etc/modprobe.d/sdp.conf
+
+install: module tools
+	$(MAKE) install-files
+
+install-files:
+	@test -f sdp.ko || { echo "install: build first (make)" >&2; exit 1; }
+	install -D -m 644 sdp.ko $(DESTDIR)$(MODDIR)/sdp.ko
+	for h in $(UAPI_HEADERS); do \
+		install -D -m 644 $$h $(DESTDIR)$(INCDIR)/linux/$${h##*/} || exit 1; \
+	done
+	install -D -m 755 tools/bin/sdpstat $(DESTDIR)$(SBINDIR)/sdpstat
+	for f in $(PRELOAD_LIBS); do \
+		install -D -m 755 $$f $(DESTDIR)$(LIBDIR)/$${f##*/} || exit 1; \
+	done
+	for f in $(PRELOAD_BINS); do \
+		install -D -m 755 $$f $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
+	done
+	for m in $(MANPAGES); do \
+		install -D -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	done
+	install -D -m 644 Documentation/networking/sdp.rst $(DESTDIR)$(DOCDIR)/sdp.rst
+	install -D -m 644 etc/modprobe.d/sdp.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); \
+	else echo "install: DESTDIR set, depmod $(KREL) left to the target system"; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(MODDIR)/sdp.ko
+	rm -f $(addprefix $(DESTDIR)$(INCDIR)/linux/,$(notdir $(UAPI_HEADERS)))
+	rm -f $(DESTDIR)$(SBINDIR)/sdpstat
+	rm -f $(DESTDIR)$(LIBDIR)/libsdp.so $(DESTDIR)$(LIBDIR)/libsdp.so.*
+	rm -f $(DESTDIR)$(BINDIR)/sdp_run
+	for m in $(MANPAGES) $(wildcard man/libsdp*); do \
+		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
+	done
+	rm -f $(DESTDIR)$(DOCDIR)/sdp.rst $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
+	-rmdir $(DESTDIR)$(DOCDIR)/examples/modprobe.d $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODDIR) 2>/dev/null
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf tests/bin examples/bin bench/bin
+	rm -rf tests/bin examples/bin tools/bin bench/bin

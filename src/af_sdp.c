@@ -12,9 +12,11 @@
  * RDMA CM (Hello/HelloAck, QP setup, close, teardown); sdp_tx.c and
  * sdp_rx.c are the data path; sdp_cq.c has the message buffers, the
  * completion queue and busy polling; sdp_dev.c tracks RDMA devices;
- * sdp_diag.c lists sockets in /proc/net/sdp; sdp_zcopy.c sends large
- * writes zero-copy (SrcAvail, RDMA Read).  Wire formats are in
- * sdp_proto.h, kernel version differences in sdp_compat.h.
+ * sdp_diag.c lists sockets in /proc/net/sdp and over sock_diag;
+ * sdp_stats.c has the counters and tracepoints, sdp_sysctl.c the
+ * /proc/sys/net/sdp tunables; sdp_zcopy.c sends large writes zero-copy
+ * (SrcAvail, RDMA Read).  Wire formats are in sdp_proto.h, kernel
+ * interface differences in sdp_compat.h.
  *
  * Lifecycle and references of a struct sock:
  *   - the socket's own reference (sk_alloc()), owned by the struct socket;
@@ -74,6 +76,7 @@ static const struct proto_ops sdp_stream_ops;
 
 void sdp_set_state(struct sock *sk, int state)
 {
+	sdp_stat_state(sk, sk->sk_state, state);
 	WRITE_ONCE(sk->sk_state, state);
 }
 
@@ -113,8 +116,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 	INIT_WORK(&ssk->work, sdp_work);
 	INIT_DELAYED_WORK(&ssk->timeout_work, sdp_timeout_work);
 	mutex_init(&ssk->tx_mutex);
-	ssk->zc_thresh = min_t(unsigned int, READ_ONCE(sdp_zcopy_thresh),
-			       INT_MAX);
+	ssk->zc_thresh = sdp_sysctl_zcopy_thresh(net);
 	if (parent) {
 		struct sdp_sock *pssk = sdp_sk(parent);
 
@@ -270,7 +272,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		ssk->daddr = ss;
 		sdp_set_state(sk, TCP_SYN_SENT);
 		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
-					SDP_RESOLVE_TIMEOUT_MS);
+					sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
 		if (err) {
 			sdp_set_state(sk, TCP_CLOSE);
 			if (err == -ENODEV || err == -EADDRNOTAVAIL)
@@ -589,6 +591,7 @@ static void sdp_listen_stop(struct sdp_sock *lssk)
 		lock_sock(&child->sk);
 		child->parent = NULL;
 		sock_set_flag(&child->sk, SOCK_DEAD);
+		sdp_stat_abort(child, SDP_ABORT_ON_CLOSE);
 		sdp_conn_abort(child, 0);
 		/* Even if it was aborted before: it is closed now. */
 		sdp_queue_work(child);
@@ -622,6 +625,7 @@ static int sdp_release(struct socket *sock)
 		 */
 		if (READ_ONCE(ssk->rx_bytes) ||
 		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+			sdp_stat_abort(ssk, SDP_ABORT_ON_CLOSE);
 			sdp_conn_abort(ssk, 0);
 		} else {
 			sdp_send_disconn(ssk);
@@ -653,7 +657,7 @@ static int sdp_release(struct socket *sock)
 		/* The peer has SDP_FIN_TIMEOUT to finish its side. */
 		sock_hold(sk);
 		if (!queue_delayed_work(sdp_wq, &ssk->timeout_work,
-					SDP_FIN_TIMEOUT))
+					sdp_sysctl_fin_timeout(sock_net(sk))))
 			sock_put(sk);
 	}
 	/*
@@ -735,6 +739,7 @@ static int sdp_setsockopt(struct socket *sock, int level, int optname,
 static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 			      char __user *optval, int __user *optlen, int len)
 {
+	const struct sdp_sock_stats *st = &ssk->stats;
 	struct sdp_info info;
 	int val;
 
@@ -747,7 +752,20 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 		return 0;
 	case SDP_INFO:
 		spin_lock_bh(&ssk->lock);
-		info = ssk->info;
+		info = (struct sdp_info){
+			.sdpi_bcopy_tx_bytes = st->bcopy_tx_bytes,
+			.sdpi_bcopy_rx_bytes = st->bcopy_rx_bytes,
+			.sdpi_zcopy_tx_bytes = st->zcopy_tx_bytes,
+			.sdpi_zcopy_rx_bytes = st->zcopy_rx_bytes,
+			.sdpi_srcavail_tx = st->srcavail_tx,
+			.sdpi_srcavail_rx = st->srcavail_rx,
+			.sdpi_rdma_reads = st->rdma_reads,
+			.sdpi_sendsm_tx = st->sendsm_tx,
+			.sdpi_sendsm_rx = st->sendsm_rx,
+			.sdpi_cancel_tx = st->srcavail_cancel_tx,
+			.sdpi_cancel_rx = st->srcavail_cancel_rx,
+			.sdpi_zcopy_fallbacks = st->zcopy_fallbacks,
+		};
 		spin_unlock_bh(&ssk->lock);
 		len = min_t(unsigned int, len, sizeof(info));
 		if (put_user(len, optlen) || copy_to_user(optval, &info, len))

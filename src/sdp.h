@@ -22,6 +22,7 @@
 #include <uapi/linux/sdp.h>
 
 #include "sdp_proto.h"
+#include "sdp_stats.h"
 
 /* Family number this instance registered under (module parameter). */
 extern int sdp_family;
@@ -51,8 +52,7 @@ extern struct workqueue_struct *sdp_wq;
 /* Scatter entries per send or RDMA read work request we ask for. */
 #define SDP_ZC_SGE		32
 
-#define SDP_RESOLVE_TIMEOUT_MS	2000
-#define SDP_FIN_TIMEOUT		(60 * HZ)
+/* Timeouts are the net.sdp sysctls: sdp_sysctl_*() in sdp_stats.h. */
 
 /**
  * struct sdp_buf - a message buffer, DMA-mapped once for its lifetime
@@ -177,7 +177,7 @@ struct sdp_zc_pages {
  * @zc_rd_cqe: completion of our RDMA read
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
  *	until it drops to 0 (sdp_work() waits for it)
- * @info: the SDP_INFO counters; under @lock
+ * @stats: per-socket counters (sdp_stats.h), under @lock
  */
 struct sdp_sock {
 	struct sock sk;
@@ -237,7 +237,7 @@ struct sdp_sock {
 	u32 zc_rx_compl;
 	struct ib_cqe zc_rd_cqe;
 	unsigned int zc_busy;
-	struct sdp_info info;
+	struct sdp_sock_stats stats;
 };
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
@@ -328,7 +328,6 @@ void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b);
 #define SDP_ZC_MAX_BYTES	(1024 * 1024)
 /* Pages of the largest transfer: SDP_ZC_MAX_BYTES at any page offset. */
 #define SDP_ZC_MAX_PAGES	(SDP_ZC_MAX_BYTES / PAGE_SIZE + 1)
-extern unsigned int sdp_zcopy_thresh;
 bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo);
 size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 		   bool *fallback, int *err);

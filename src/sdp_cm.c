@@ -318,6 +318,7 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	if (lsk->sk_state != TCP_LISTEN)
 		goto reject;
 	if (sk_acceptq_is_full(lsk)) {
+		SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_OVERFLOWS);
 		net_dbg_ratelimited("accept queue full, refusing %pISpc\n",
 				    &id->route.addr.dst_addr);
 		goto reject;
@@ -385,6 +386,7 @@ err_child:
 	sock_put(csk);		/* the id's reference */
 	sock_put(csk);		/* the socket's own */
 reject:
+	SDP_INC_STATS(sock_net(lsk), SDP_MIB_PASSIVE_REFUSED);
 	release_sock(lsk);
 	rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 	return 1;
@@ -408,7 +410,7 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		err = rdma_resolve_route(id, SDP_RESOLVE_TIMEOUT_MS);
+		err = rdma_resolve_route(id, sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
 		if (err)
 			sdp_connect_failed(ssk, sdp_resolve_error(err));
 		break;
@@ -473,16 +475,19 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		spin_lock_bh(&ssk->lock);
 		if (!test_bit(SDP_F_ABORT, &ssk->flags) &&
 		    !(test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
-		      test_bit(SDP_F_DISCONN_DONE, &ssk->flags)))
+		      test_bit(SDP_F_DISCONN_DONE, &ssk->flags))) {
+			sdp_stat_abort(ssk, SDP_ABORT_ON_CM_DISCONNECT);
 			__sdp_conn_abort(ssk, ECONNRESET, false);
-		else if (sk->sk_state != TCP_CLOSE)
+		} else if (sk->sk_state != TCP_CLOSE) {
 			sdp_set_state(sk, TCP_CLOSE);
+		}
 		spin_unlock_bh(&ssk->lock);
 		sdp_queue_work(ssk);
 		if (!sock_flag(sk, SOCK_DEAD))
 			sk->sk_state_change(sk);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		sdp_stat_abort(ssk, SDP_ABORT_ON_DEVICE_REMOVAL);
 		sdp_conn_abort(ssk, ENETDOWN);
 		if (!ssk->qp) {
 			/* Let the CM destroy the id now; nothing else uses it. */
@@ -517,6 +522,7 @@ void __sdp_conn_abort(struct sdp_sock *ssk, int err, bool send_abort)
 
 	if (test_bit(SDP_F_ABORT, &ssk->flags))
 		return;
+	sdp_trace_abort(ssk, err, send_abort);
 	if (send_abort && test_bit(SDP_F_QP, &ssk->flags) &&
 	    !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
 		sdp_post_ctrl(ssk, SDP_MID_ABORT);
@@ -642,6 +648,7 @@ void sdp_timeout_work(struct work_struct *work)
 	struct sdp_sock *ssk = container_of(to_delayed_work(work),
 					    struct sdp_sock, timeout_work);
 
+	sdp_stat_abort(ssk, SDP_ABORT_ON_TIMEOUT);
 	sdp_conn_abort(ssk, ETIMEDOUT);
 	sock_put(&ssk->sk);
 }

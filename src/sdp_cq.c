@@ -9,7 +9,7 @@
  * processed in softirq context (irq_poll, scheduled by the CQ's
  * completion event) or, while a reader waits for data, by the reader
  * itself polling the CQ for a short while before it sleeps (OFED's
- * recv_poll; SO_BUSY_POLL or the recv_poll module parameter).  Both go
+ * recv_poll; SO_BUSY_POLL or the net.sdp.recv_poll sysctl).  Both go
  * through sdp_cq_process() under sdp_sock::poll_lock, so that
  * completions are handled one at a time and in order: ib_alloc_cq()'s
  * own polling could not be shared that way, hence ib_create_cq() here.
@@ -25,11 +25,6 @@
 
 #define SDP_CQ_BUDGET	64
 #define SDP_CQ_BATCH	16
-
-static unsigned int recv_poll = 700;
-module_param(recv_poll, uint, 0644);
-MODULE_PARM_DESC(recv_poll,
-		 "microseconds a blocking receive polls the CQ before it sleeps, unless SO_BUSY_POLL says otherwise (default 700, 0 disables, at most 100000)");
 
 /**
  * sdp_ring_alloc() - allocate and DMA-map a ring of message buffers
@@ -160,7 +155,8 @@ void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 		   size_t arg)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	unsigned int usec = READ_ONCE(sk->sk_ll_usec) ?: READ_ONCE(recv_poll);
+	unsigned int usec = READ_ONCE(sk->sk_ll_usec) ?:
+			     sdp_sysctl_recv_poll(sock_net(sk));
 	u64 end;
 
 	if (!usec || !ssk->cq || !test_bit(SDP_F_QP, &ssk->flags))

@@ -176,6 +176,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 				1) + be16_to_cpu(h->bufs);
 
 	payload = len - sizeof(*h);
+	sdp_stat_rx_msg(ssk, h->mid, payload);
 	switch (h->mid) {
 	case SDP_MID_DATA:
 		if (!payload)
@@ -186,6 +187,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		}
 		if (sock_flag(sk, SOCK_DEAD)) {
 			/* Nobody will read it: like TCP, reset. */
+			sdp_stat_abort(ssk, SDP_ABORT_ON_DATA);
 			__sdp_conn_abort(ssk, ECONNRESET, true);
 			return false;
 		}
@@ -194,7 +196,6 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		b->off = 0;
 		list_add_tail(&b->node, &ssk->rx_queue);
 		ssk->rx_bytes += payload;
-		ssk->info.sdpi_bcopy_rx_bytes += payload;
 		return true;
 	case SDP_MID_DISCONN:
 		sdp_rx_disconn(ssk);
@@ -215,6 +216,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		goto abort;
 	}
 abort:
+	sdp_stat_abort(ssk, SDP_ABORT_ON_PROTO);
 	__sdp_conn_abort(ssk, ECONNRESET, true);
 	return false;
 }
@@ -238,6 +240,7 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 			net_warn_ratelimited("receive completion error %s\n",
 					     ib_wc_status_msg(wc->status));
+			sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
 			__sdp_conn_abort(ssk, ECONNRESET, false);
 		}
 		goto out;

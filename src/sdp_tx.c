@@ -162,6 +162,7 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen)
 		return err;
 	ssk->ctrl_head++;
 	ssk->tx_credits--;
+	sdp_stat_tx_ctrl(ssk, mid);
 	return 0;
 }
 
@@ -185,7 +186,10 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 		}
 		ssk->tx_post++;
 		ssk->tx_credits--;
+		if (b->mid == SDP_MID_DATA)
+			sdp_stat_tx_data(ssk, b->len);
 	}
+	sdp_stat_tx_credits(ssk);
 }
 
 /*
@@ -263,16 +267,14 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&ssk->lock);
 	ssk->tx_tail++;
-	if (b->mid == SDP_MID_DATA) {
+	if (b->mid == SDP_MID_DATA)
 		ssk->tx_bytes -= b->len;
-		if (wc->status == IB_WC_SUCCESS)
-			ssk->info.sdpi_bcopy_tx_bytes += b->len;
-	}
 	/* As on the receive side, only a non-flush error is ours to act on. */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
+		sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
 		__sdp_conn_abort(ssk, ECONNRESET, false);
 	}
 	if (sdp_tx_idle(ssk))
@@ -298,6 +300,7 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
+		sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
 		__sdp_conn_abort(ssk, ECONNRESET, false);
 	}
 	/* A free control buffer may let a waiting DisConn go. */

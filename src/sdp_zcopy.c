@@ -42,11 +42,6 @@
 #include "sdp.h"
 #include "sdp_compat.h"
 
-unsigned int sdp_zcopy_thresh = 64 * 1024;
-module_param_named(zcopy_thresh, sdp_zcopy_thresh, uint, 0644);
-MODULE_PARM_DESC(zcopy_thresh,
-		 "blocking sends of at least this many bytes go zero-copy (default 65536, 0 disables; per socket: SOL_SDP SDP_ZCOPY_THRESH)");
-
 /* A peer that reads nothing of an advertisement for this long: cancel. */
 #define SDP_ZC_STALL		(HZ / 2)
 /* A peer must answer SrcAvailCancel within this, or is aborted. */
@@ -143,6 +138,15 @@ err_free:
 err_unaccount:
 	atomic64_sub(npages, &current->mm->pinned_vm);
 	return err;
+}
+
+/* A transfer went buffered: its pages could not be pinned or mapped. */
+static void sdp_zc_count_fallback(struct sdp_sock *ssk)
+{
+	spin_lock_bh(&ssk->lock);
+	SDP_SK_INC(ssk, zcopy_fallbacks);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_FALLBACKS);
+	spin_unlock_bh(&ssk->lock);
 }
 
 /* Does this send go zero-copy (at least for its next segment)? */
@@ -428,7 +432,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	clear_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
 	clear_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
 	ssk->zc_busy++;
-	ssk->info.sdpi_srcavail_tx++;
+	SDP_SK_INC(ssk, srcavail_tx);
 	sdp_tx_try_control(ssk);
 	return 0;
 }
@@ -504,7 +508,10 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	ssk->zc_tx_len = 0;
 	ssk->zc_tx_acked = 0;
 	clear_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
-	ssk->info.sdpi_zcopy_tx_bytes += acked;
+	if (acked)
+		sdp_stat_zcopy_tx(ssk, acked);
+	if (acked < len)
+		sdp_stat_zcopy_cancel(ssk, len - acked, true);
 	/* A DisConn may have waited for the advertisement to end. */
 	sdp_tx_try_control(ssk);
 	spin_unlock_bh(&ssk->lock);
@@ -520,9 +527,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 fall_back_unpin:
 	sdp_zc_unpin(&zp);
 fall_back:
-	spin_lock_bh(&ssk->lock);
-	ssk->info.sdpi_zcopy_fallbacks++;
-	spin_unlock_bh(&ssk->lock);
+	sdp_zc_count_fallback(ssk);
 	*fallback = true;
 	return 0;
 }
@@ -607,9 +612,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	len = min3(len, seg, (size_t)SDP_ZC_MAX_BYTES);
 	len = min_t(size_t, len, b->len - b->off);
 	if (sdp_zc_pin(&zp, base, len, DMA_FROM_DEVICE)) {
-		spin_lock_bh(&ssk->lock);
-		ssk->info.sdpi_zcopy_fallbacks++;
-		spin_unlock_bh(&ssk->lock);
+		sdp_zc_count_fallback(ssk);
 		return sdp_zc_recv_decline(ssk, b);
 	}
 	ret = rdma_rw_ctx_init(&ctx, ssk->qp, port, zp.sgt.sgl,
@@ -654,8 +657,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		b->off += len;
 		ssk->rx_bytes -= len;
 		ssk->zc_rx_compl += len;
-		ssk->info.sdpi_zcopy_rx_bytes += len;
-		ssk->info.sdpi_rdma_reads++;
+		sdp_stat_rdma_read(ssk, len);
+		sdp_stat_zcopy_rx(ssk, len);
 		if (b->off == b->len) {
 			ssk->zc_rx = NULL;
 			clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
@@ -704,7 +707,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 				      "after DisConn");
 			break;
 		}
-		ssk->info.sdpi_srcavail_rx++;
+		SDP_SK_INC(ssk, srcavail_rx);
 		if (sock_flag(sk, SOCK_DEAD)) {
 			__sdp_conn_abort(ssk, ECONNRESET, true);
 			return false;
@@ -743,7 +746,6 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 				      "with a payload" : "without a SrcAvail");
 			break;
 		}
-		ssk->info.sdpi_sendsm_rx++;
 		set_bit(SDP_F_ZC_SENDSM, &ssk->flags);
 		sdp_zc_wake(ssk);
 		return false;
@@ -752,7 +754,6 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			sdp_warn_peer(ssk, "SrcAvailCancel with a payload; aborting\n");
 			break;
 		}
-		ssk->info.sdpi_cancel_rx++;
 		/* None outstanding: it crossed our last RdmaRdCompl/SendSM. */
 		if (!ssk->zc_rx)
 			return false;
@@ -785,14 +786,12 @@ void sdp_zc_tx_control(struct sdp_sock *ssk)
 		if (__sdp_post_ctrl(ssk, SDP_MID_SENDSM, NULL, 0))
 			return;
 		clear_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags);
-		ssk->info.sdpi_sendsm_tx++;
 	}
 	if (test_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags) &&
 	    !test_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags) &&
 	    ssk->tx_post == ssk->tx_head &&
 	    !__sdp_post_ctrl(ssk, SDP_MID_SRCAVAIL_CANCEL, NULL, 0)) {
 		set_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
-		ssk->info.sdpi_cancel_tx++;
 	}
 }
 

@@ -28,7 +28,7 @@
 
 #define WAIT_MS		10000
 #define MIB		(1024 * 1024)
-#define THRESH_PARAM	"/sys/module/sdp/parameters/zcopy_thresh"
+#define THRESH_SYSCTL	"/proc/sys/net/sdp/zcopy_thresh"
 
 static void *xmalloc(size_t size)
 {
@@ -82,6 +82,23 @@ static void expect_unpinned(void)
 static void set_thresh(int fd, int v)
 {
 	CHECK_OK(setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &v, sizeof(v)));
+}
+
+/* A counter of /proc/net/sdp_stats ("Name value" lines). */
+static long long stat_value(const char *name)
+{
+	char line[256], key[128];
+	long long v, found = -1;
+	FILE *f = fopen("/proc/net/sdp_stats", "re");
+
+	CHECK(f, "/proc/net/sdp_stats: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%127s %lld", key, &v) == 2 &&
+		    !strcmp(key, name))
+			found = v;
+	fclose(f);
+	CHECK(found >= 0, "no %s in /proc/net/sdp_stats", name);
+	return found;
 }
 
 /* ---- A reader thread that checks the pattern ---- */
@@ -168,7 +185,7 @@ static void send_one(int fd, size_t len, uint64_t seed, uint64_t off)
 /* ---- Tests ---- */
 
 /*
- * SDP_ZCOPY_THRESH starts at the module parameter, reads back what was
+ * SDP_ZCOPY_THRESH starts at net.sdp.zcopy_thresh, reads back what was
  * set, refuses negative values, and is inherited by accepted sockets;
  * SDP_INFO is read-only and starts at zero.
  */
@@ -181,11 +198,11 @@ static void test_sockopts(void)
 	long long param;
 
 	need_sdp();
-	param = read_ull(THRESH_PARAM);
-	CHECK(param >= 0, "cannot read %s", THRESH_PARAM);
+	param = read_ull(THRESH_SYSCTL);
+	CHECK(param >= 0, "cannot read %s", THRESH_SYSCTL);
 	l = net_listener(&addr, 4, 0);
 	CHECK(sockopt_get(l, SOL_SDP, SDP_ZCOPY_THRESH) == param,
-	      "default threshold %d, module parameter %lld",
+	      "default threshold %d, net.sdp.zcopy_thresh %lld",
 	      sockopt_get(l, SOL_SDP, SDP_ZCOPY_THRESH), param);
 	set_thresh(l, 12345);
 	CHECK(sockopt_get(l, SOL_SDP, SDP_ZCOPY_THRESH) == 12345,
@@ -223,10 +240,13 @@ static void test_path_counters(void)
 {
 	struct sdp_info ci, si;
 	struct reader r = { .seed = 11, .want = MIB };
+	long long tx0, rx0;
 	pthread_t t;
 	int c, s;
 
 	need_sdp();
+	tx0 = stat_value("ZcopyTxBytes");
+	rx0 = stat_value("ZcopyRxBytes");
 	net_pair(&c, &s);
 	r.fd = s;
 	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
@@ -234,6 +254,11 @@ static void test_path_counters(void)
 	reader_join(t, &r);
 	ci = info(c);
 	si = info(s);
+	/* The namespace's counters moved by as much. */
+	CHECK(stat_value("ZcopyTxBytes") - tx0 == MIB &&
+	      stat_value("ZcopyRxBytes") - rx0 == MIB,
+	      "/proc/net/sdp_stats: ZcopyTxBytes +%lld, ZcopyRxBytes +%lld",
+	      stat_value("ZcopyTxBytes") - tx0, stat_value("ZcopyRxBytes") - rx0);
 	tap_diag("sender: %llu zcopy bytes in %llu SrcAvail; receiver: %llu bytes in %llu reads",
 		 (unsigned long long)ci.sdpi_zcopy_tx_bytes,
 		 (unsigned long long)ci.sdpi_srcavail_tx,

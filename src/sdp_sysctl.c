@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- run-time tunables: /proc/sys/net/sdp, one
+ * set per network namespace, and the module parameter that gives them
+ * their initial value.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ *   recv_poll           int, microseconds, 0..100000, default: the
+ *                       recv_poll module parameter (700)
+ *   fin_timeout         int, seconds, 1..3600, default 60
+ *   resolve_timeout_ms  int, milliseconds, 100..60000, default 2000
+ *   zcopy_thresh        int, bytes, 0..1073741824, default: the
+ *                       zcopy_thresh module parameter (65536)
+ *
+ * Writes outside the range fail with EINVAL and change nothing.  A
+ * namespace starts with the defaults, not with its creator's values (as
+ * most of net.ipv4 does).
+ */
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/sysctl.h>
+#include <net/net_namespace.h>
+
+#include "sdp.h"
+
+#define SDP_RECV_POLL_MAX	100000
+#define SDP_FIN_TIMEOUT_MAX	3600
+#define SDP_RESOLVE_MS_MIN	100
+#define SDP_RESOLVE_MS_MAX	60000
+#define SDP_ZCOPY_THRESH_MAX	SZ_1G
+
+static int sdp_recv_poll_max = SDP_RECV_POLL_MAX;
+static int sdp_fin_timeout_max = SDP_FIN_TIMEOUT_MAX;
+static int sdp_resolve_ms_min = SDP_RESOLVE_MS_MIN;
+static int sdp_resolve_ms_max = SDP_RESOLVE_MS_MAX;
+static int sdp_zcopy_thresh_max = SDP_ZCOPY_THRESH_MAX;
+
+/*
+ * Module parameters that set the sysctls of new namespaces: recv_poll
+ * and zcopy_thresh, range-checked as the sysctls are.
+ */
+static unsigned int recv_poll = 700;
+static unsigned int zcopy_thresh = 65536;
+
+static int sdp_param_set_bounded(const char *val,
+				 const struct kernel_param *kp)
+{
+	unsigned int max = kp->arg == &recv_poll ? SDP_RECV_POLL_MAX :
+			   SDP_ZCOPY_THRESH_MAX;
+	unsigned int v;
+	int err;
+
+	err = kstrtouint(val, 0, &v);
+	if (err)
+		return err;
+	if (v > max)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops sdp_bounded_ops = {
+	.set = sdp_param_set_bounded,
+	.get = param_get_uint,
+};
+
+module_param_cb(recv_poll, &sdp_bounded_ops, &recv_poll, 0444);
+MODULE_PARM_DESC(recv_poll,
+		 "initial net.sdp.recv_poll of every network namespace: microseconds a blocking receive polls the CQ before it sleeps, unless SO_BUSY_POLL is set (default 700, 0 disables, at most 100000)");
+module_param_cb(zcopy_thresh, &sdp_bounded_ops, &zcopy_thresh, 0444);
+MODULE_PARM_DESC(zcopy_thresh,
+		 "initial net.sdp.zcopy_thresh of every network namespace: blocking sends of at least this many bytes go zero-copy (default 65536, 0 disables, at most 1073741824)");
+
+/* Template; each namespace gets a copy pointing at its struct sdp_net. */
+static const struct ctl_table sdp_sysctl_template[] = {
+	{
+		.procname = "recv_poll",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &sdp_recv_poll_max,
+	},
+	{
+		.procname = "fin_timeout",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ONE,
+		.extra2 = &sdp_fin_timeout_max,
+	},
+	{
+		.procname = "resolve_timeout_ms",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = &sdp_resolve_ms_min,
+		.extra2 = &sdp_resolve_ms_max,
+	},
+	{
+		.procname = "zcopy_thresh",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &sdp_zcopy_thresh_max,
+	},
+	{ }
+};
+
+int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
+{
+	struct ctl_table *tbl;
+
+	sn->recv_poll = recv_poll;
+	sn->fin_timeout = 60;
+	sn->resolve_timeout_ms = 2000;
+	sn->zcopy_thresh = zcopy_thresh;
+	if (!IS_ENABLED(CONFIG_SYSCTL))
+		return 0;
+
+	tbl = kmemdup(sdp_sysctl_template, sizeof(sdp_sysctl_template),
+		      GFP_KERNEL);
+	if (!tbl)
+		return -ENOMEM;
+	tbl[0].data = &sn->recv_poll;
+	tbl[1].data = &sn->fin_timeout;
+	tbl[2].data = &sn->resolve_timeout_ms;
+	tbl[3].data = &sn->zcopy_thresh;
+
+#ifdef SDP_HAVE_NET_SYSCTL_SZ
+	sn->sysctl_hdr = register_net_sysctl_sz(net, "net/sdp", tbl,
+						ARRAY_SIZE(sdp_sysctl_template) - 1);
+#else
+	sn->sysctl_hdr = register_net_sysctl(net, "net/sdp", tbl);
+#endif
+	if (!sn->sysctl_hdr) {
+		kfree(tbl);
+		return -ENOMEM;
+	}
+	sn->sysctl_table = tbl;
+	return 0;
+}
+
+void sdp_sysctl_net_exit(struct sdp_net *sn)
+{
+	unregister_net_sysctl_table(sn->sysctl_hdr);
+	kfree(sn->sysctl_table);
+}

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdpstat: list SDP sockets like `ss -t` and print the SDP statistics.
+ *
+ *   sdpstat [-a|-l] [-e] [-H] [-4|-6] [-f FAMILY] [FILTER...]
+ *   sdpstat -s
+ *
+ * Sockets come from the sock_diag netlink dump of the sdp module
+ * (include/uapi/linux/sdp_diag.h), statistics from /proc/net/sdp_stats;
+ * both are those of the caller's network namespace.  See sdpstat(8).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/sdp.h>
+#include <linux/sdp_diag.h>
+
+/* TCP states, numbered as in the kernel (include/net/tcp_states.h). */
+enum {
+	ST_ESTABLISHED = 1, ST_SYN_SENT, ST_SYN_RECV, ST_FIN_WAIT1,
+	ST_FIN_WAIT2, ST_TIME_WAIT, ST_CLOSE, ST_CLOSE_WAIT, ST_LAST_ACK,
+	ST_LISTEN, ST_CLOSING, ST_MAX
+};
+
+#define ALL_STATES	((1U << ST_MAX) - 2)
+#define CONN_STATES	(ALL_STATES & ~((1U << ST_LISTEN) | (1U << ST_CLOSE)))
+
+/* State names as ss(8) prints them, and the names filters accept. */
+static const struct {
+	const char *show;
+	const char *filter;
+} states[ST_MAX] = {
+	[ST_ESTABLISHED] = { "ESTAB", "established" },
+	[ST_SYN_SENT] = { "SYN-SENT", "syn-sent" },
+	[ST_SYN_RECV] = { "SYN-RECV", "syn-recv" },
+	[ST_FIN_WAIT1] = { "FIN-WAIT-1", "fin-wait-1" },
+	[ST_FIN_WAIT2] = { "FIN-WAIT-2", "fin-wait-2" },
+	[ST_TIME_WAIT] = { "TIME-WAIT", "time-wait" },
+	[ST_CLOSE] = { "UNCONN", "closed" },
+	[ST_CLOSE_WAIT] = { "CLOSE-WAIT", "close-wait" },
+	[ST_LAST_ACK] = { "LAST-ACK", "last-ack" },
+	[ST_LISTEN] = { "LISTEN", "listening" },
+	[ST_CLOSING] = { "CLOSING", "closing" },
+};
+
+static const char *const abort_reasons[] = {
+	[SDP_ABORT_REASON_NONE] = "-",
+	[SDP_ABORT_REASON_CLOSE] = "close",
+	[SDP_ABORT_REASON_DATA] = "data-after-close",
+	[SDP_ABORT_REASON_TIMEOUT] = "timeout",
+	[SDP_ABORT_REASON_PEER] = "peer",
+	[SDP_ABORT_REASON_PROTO] = "protocol-error",
+	[SDP_ABORT_REASON_CQ_ERROR] = "completion-error",
+	[SDP_ABORT_REASON_CM_DISCONNECT] = "cm-disconnect",
+	[SDP_ABORT_REASON_DEVICE_REMOVAL] = "device-removal",
+};
+
+struct options {
+	unsigned int states;	/* 1 << state */
+	bool states_given;
+	bool extended;
+	bool header;
+	bool summary;
+	int af;			/* 0, AF_INET or AF_INET6 */
+	int family;		/* the SDP family number */
+	int sport, dport;	/* -1: any */
+};
+
+static const char *prog = "sdpstat";
+
+static void __attribute__((noreturn)) usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+		"usage: %s [-a|-l] [-e] [-H] [-4|-6] [-f FAMILY] [FILTER...]\n"
+		"       %s -s\n"
+		"  -a, --all          all sockets (default: all but listening and closed)\n"
+		"  -l, --listening    listening sockets only\n"
+		"  -e, --extended     owner, inode, id and the socket's counters\n"
+		"  -s, --summary      socket totals and the statistics of this namespace\n"
+		"  -H, --no-header    no header line\n"
+		"  -n, --numeric      accepted for ss compatibility (always numeric)\n"
+		"  -4, -6             only sockets used through AF_INET / AF_INET6\n"
+		"  -f, --family N     SDP address family number (default: the module's)\n"
+		"FILTER: state NAME (repeatable; established, syn-sent, syn-recv,\n"
+		"  fin-wait-1, fin-wait-2, closed, close-wait, last-ack, listening,\n"
+		"  closing, connected, all), sport [=] [:]PORT, dport [=] [:]PORT\n",
+		prog, prog);
+	exit(status);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* The family the loaded module registered, or AF_INET_SDP. */
+static int sdp_family_number(void)
+{
+	FILE *f = fopen("/sys/module/sdp/parameters/family", "re");
+	int fam = AF_INET_SDP;
+
+	if (f) {
+		if (fscanf(f, "%d", &fam) != 1)
+			fam = AF_INET_SDP;
+		fclose(f);
+	}
+	return fam;
+}
+
+static unsigned int parse_state(const char *name)
+{
+	int i;
+
+	if (!strcmp(name, "all"))
+		return ALL_STATES;
+	if (!strcmp(name, "connected"))
+		return CONN_STATES;
+	for (i = 1; i < ST_MAX; i++)
+		if (!strcmp(name, states[i].filter) ||
+		    !strcasecmp(name, states[i].show))
+			return 1U << i;
+	die("unknown state '%s'", name);
+}
+
+static int parse_port(const char *s)
+{
+	char *end;
+	long v;
+
+	if (*s == ':')
+		s++;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 65535)
+		die("bad port '%s'", s);
+	return v;
+}
+
+/* FILTER words: "state NAME", "sport [=] [:]N", "dport [=] [:]N". */
+static void parse_filter(struct options *o, int argc, char **argv)
+{
+	int i = 0;
+
+	while (i < argc) {
+		const char *key = argv[i++];
+		int *port;
+
+		if (!strcmp(key, "state")) {
+			if (i >= argc)
+				die("state needs a name");
+			if (!o->states_given)
+				o->states = 0;
+			o->states_given = true;
+			o->states |= parse_state(argv[i++]);
+			continue;
+		}
+		if (!strcmp(key, "sport"))
+			port = &o->sport;
+		else if (!strcmp(key, "dport"))
+			port = &o->dport;
+		else
+			die("unknown filter '%s' (see --help)", key);
+		if (i < argc && (!strcmp(argv[i], "=") || !strcmp(argv[i], "eq")))
+			i++;
+		if (i >= argc)
+			die("%s needs a port", key);
+		*port = parse_port(argv[i++]);
+	}
+}
+
+/* "a.b.c.d:port" or "[v6]:port", "*" for the unspecified address. */
+static void format_addr(char *buf, size_t size, int af, const __be32 *addr,
+			__be16 port)
+{
+	char a[INET6_ADDRSTRLEN];
+	static const __be32 zero[4];
+
+	if (af == AF_INET6) {
+		if (!memcmp(addr, zero, sizeof(zero)))
+			snprintf(a, sizeof(a), "*");
+		else
+			inet_ntop(AF_INET6, addr, a, sizeof(a));
+		if (a[0] == '*')
+			snprintf(buf, size, "*:%u", ntohs(port));
+		else
+			snprintf(buf, size, "[%s]:%u", a, ntohs(port));
+		return;
+	}
+	if (!addr[0])
+		snprintf(a, sizeof(a), "*");
+	else
+		inet_ntop(AF_INET, addr, a, sizeof(a));
+	snprintf(buf, size, "%s:%u", a, ntohs(port));
+}
+
+static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
+			 const struct sdp_diag_stats *st,
+			 const struct sdp_diag_conn *c)
+{
+	char la[64], pa[64];
+	const char *state = r->sdiag_state < ST_MAX &&
+			    states[r->sdiag_state].show ?
+			    states[r->sdiag_state].show : "UNKNOWN";
+
+	format_addr(la, sizeof(la), r->sdiag_family, r->sdiag_src,
+		    r->sdiag_sport);
+	format_addr(pa, sizeof(pa), r->sdiag_family, r->sdiag_dst,
+		    r->sdiag_dport);
+	printf("%-10s %-6u %-6u %-24s %s", state, r->sdiag_rqueue,
+	       r->sdiag_wqueue, la, pa);
+	if (o->extended)
+		printf("%*s uid:%u ino:%u sk:%" PRIx64,
+		       strlen(pa) < 24 ? (int)(24 - strlen(pa)) : 0, "",
+		       r->sdiag_uid,
+		       r->sdiag_inode,
+		       (uint64_t)r->sdiag_cookie[1] << 32 | r->sdiag_cookie[0]);
+	putchar('\n');
+	if (st)
+		printf("\t bcopy_tx_bytes:%llu bcopy_tx_msgs:%llu bcopy_rx_bytes:%llu bcopy_rx_msgs:%llu"
+		       " zcopy_tx_bytes:%llu zcopy_tx_msgs:%llu zcopy_rx_bytes:%llu zcopy_rx_msgs:%llu"
+		       " rdma_reads:%llu sendsm_tx:%llu sendsm_rx:%llu srcavail_cancel_tx:%llu"
+		       " srcavail_cancel_rx:%llu credit_updates_tx:%llu credit_updates_rx:%llu"
+		       " credit_stalls:%llu\n",
+		       st->bcopy_tx_bytes, st->bcopy_tx_msgs, st->bcopy_rx_bytes,
+		       st->bcopy_rx_msgs, st->zcopy_tx_bytes, st->zcopy_tx_msgs,
+		       st->zcopy_rx_bytes, st->zcopy_rx_msgs, st->rdma_reads,
+		       st->sendsm_tx, st->sendsm_rx, st->srcavail_cancel_tx,
+		       st->srcavail_cancel_rx, st->credit_updates_tx,
+		       st->credit_updates_rx, st->credit_stalls);
+	if (c)
+		printf("\t credits:%d peer_credits:%u tx_max:%u rx_bufs:%u tx_bufs:%u rx_posted:%u"
+		       " tx_mseq_next:%u rx_mseq_last:%u abort_reason:%s\n",
+		       c->tx_credits, c->peer_credits, c->tx_max, c->rx_bufs,
+		       c->tx_bufs, c->rx_posted, c->tx_mseq_next,
+		       c->rx_mseq_last,
+		       c->abort_reason < sizeof(abort_reasons) /
+					 sizeof(abort_reasons[0]) ?
+		       abort_reasons[c->abort_reason] : "?");
+}
+
+struct totals {
+	unsigned int total, by_state[ST_MAX];
+};
+
+/* Dump the sockets; print the matching ones, or count them in @t. */
+static void dump_sockets(const struct options *o, struct totals *t)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct sdp_diag_req req;
+	} msg = {
+		.nlh = {
+			.nlmsg_len = sizeof(msg),
+			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+			.nlmsg_seq = 1,
+		},
+		.req = {
+			.sdiag_family = o->family,
+			.sdiag_states = t ? ALL_STATES : o->states,
+			.sdiag_ext = o->extended ?
+				     (1U << (SDP_DIAG_STATS - 1)) |
+				     (1U << (SDP_DIAG_CONN - 1)) : 0,
+		},
+	};
+	struct sockaddr_nl nladdr = { .nl_family = AF_NETLINK };
+	static char buf[65536] __attribute__((aligned(8)));
+	bool done = false;
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		die("netlink socket: %s", strerror(errno));
+	if (sendto(fd, &msg, sizeof(msg), 0, (struct sockaddr *)&nladdr,
+		   sizeof(nladdr)) < 0)
+		die("netlink send: %s", strerror(errno));
+
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("netlink receive: %s", strerror(errno));
+		if (n == 0)
+			break;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			const struct sdp_diag_stats *st = NULL;
+			const struct sdp_diag_conn *c = NULL;
+			const struct sdp_diag_msg *r;
+			struct nlattr *a;
+			int len;
+
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (e->error == -ENOENT)
+					die("no SDP sockets to list: the sdp module (family %d) is not loaded",
+					    o->family);
+				die("sock_diag: %s", strerror(-e->error));
+			}
+			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*r)))
+				continue;
+			r = NLMSG_DATA(h);
+			len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*r));
+			a = (struct nlattr *)((char *)r + NLMSG_ALIGN(sizeof(*r)));
+			while (len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
+			       a->nla_len <= len) {
+				void *p = (char *)a + NLA_HDRLEN;
+				int plen = a->nla_len - NLA_HDRLEN;
+
+				if (a->nla_type == SDP_DIAG_STATS &&
+				    plen >= (int)sizeof(*st))
+					st = p;
+				else if (a->nla_type == SDP_DIAG_CONN &&
+					 plen >= (int)sizeof(*c))
+					c = p;
+				len -= NLA_ALIGN(a->nla_len);
+				a = (struct nlattr *)((char *)a +
+						      NLA_ALIGN(a->nla_len));
+			}
+			if (o->af && r->sdiag_family != o->af)
+				continue;
+			if (o->sport >= 0 && ntohs(r->sdiag_sport) != o->sport)
+				continue;
+			if (o->dport >= 0 && ntohs(r->sdiag_dport) != o->dport)
+				continue;
+			if (t) {
+				t->total++;
+				if (r->sdiag_state < ST_MAX)
+					t->by_state[r->sdiag_state]++;
+				continue;
+			}
+			print_socket(o, r, st, c);
+		}
+	}
+	close(fd);
+}
+
+static void summary(const struct options *o)
+{
+	struct totals t = { 0 };
+	char line[256];
+	FILE *f;
+
+	dump_sockets(o, &t);
+	printf("SDP sockets: %u (estab %u, listen %u, syn %u, closing %u, closed %u)\n",
+	       t.total, t.by_state[ST_ESTABLISHED] + t.by_state[ST_CLOSE_WAIT],
+	       t.by_state[ST_LISTEN],
+	       t.by_state[ST_SYN_SENT] + t.by_state[ST_SYN_RECV],
+	       t.by_state[ST_FIN_WAIT1] + t.by_state[ST_FIN_WAIT2] +
+	       t.by_state[ST_CLOSING] + t.by_state[ST_LAST_ACK] +
+	       t.by_state[ST_TIME_WAIT], t.by_state[ST_CLOSE]);
+	f = fopen("/proc/net/sdp_stats", "re");
+	if (!f)
+		die("/proc/net/sdp_stats: %s", strerror(errno));
+	printf("\nStatistics (/proc/net/sdp_stats):\n");
+	while (fgets(line, sizeof(line), f)) {
+		char name[128];
+		long long v;
+
+		if (sscanf(line, "%127s %lld", name, &v) == 2)
+			printf("  %-28s %lld\n", name, v);
+	}
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "listening", no_argument, NULL, 'l' },
+		{ "extended", no_argument, NULL, 'e' },
+		{ "summary", no_argument, NULL, 's' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "numeric", no_argument, NULL, 'n' },
+		{ "family", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct options o = {
+		.states = CONN_STATES,
+		.header = true,
+		.sport = -1,
+		.dport = -1,
+	};
+	int c;
+
+	o.family = sdp_family_number();
+	while ((c = getopt_long(argc, argv, "alesHn46f:h", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			o.states = ALL_STATES;
+			break;
+		case 'l':
+			o.states = 1U << ST_LISTEN;
+			break;
+		case 'e':
+			o.extended = true;
+			break;
+		case 's':
+			o.summary = true;
+			break;
+		case 'H':
+			o.header = false;
+			break;
+		case 'n':
+			break;
+		case '4':
+			o.af = AF_INET;
+			break;
+		case '6':
+			o.af = AF_INET6;
+			break;
+		case 'f':
+			o.family = atoi(optarg);
+			if (o.family <= 0 || o.family > 255)
+				die("bad family '%s'", optarg);
+			break;
+		case 'h':
+			usage(0);
+		default:
+			usage(2);
+		}
+	}
+	parse_filter(&o, argc - optind, argv + optind);
+
+	if (o.summary) {
+		summary(&o);
+		return 0;
+	}
+	if (o.header)
+		printf("%-10s %-6s %-6s %-24s %s\n", "State", "Recv-Q",
+		       "Send-Q", "Local Address:Port", "Peer Address:Port");
+	dump_sockets(&o, NULL);
+	return 0;
+}
