@@ -1157,6 +1157,33 @@ static void peer_rdma_read(struct peer *p, size_t len, uint64_t raddr,
 	p->tx_posted++;
 }
 
+/* Post an RDMA write of @len bytes from our big buffer to @raddr/@rkey. */
+static void peer_rdma_write(struct peer *p, size_t len, uint64_t raddr,
+			    uint32_t rkey)
+{
+	uint8_t *big = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+		       (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)big,
+		.length = len,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = p->tx_slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+
+	memset(big, 0xee, len);
+	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "RDMA write: %s",
+	      strerror(errno));
+	p->tx_slot++;
+	p->tx_posted++;
+}
+
 /* Wait for the module's SrcAvail; its header in host order. */
 static struct srcah peer_expect_srcavail(struct peer *p)
 {
@@ -1175,8 +1202,10 @@ static struct srcah peer_expect_srcavail(struct peer *p)
 struct zsend {
 	int fd;
 	size_t len;
+	bool check;	/* see that the buffer is intact after the send */
 	ssize_t ret;
 	int err;
+	bool intact;
 };
 
 static void *zsend_fn(void *arg)
@@ -1187,6 +1216,8 @@ static void *zsend_fn(void *arg)
 	pattern_fill(buf, z->len, 77, 0);
 	z->ret = send(z->fd, buf, z->len, MSG_NOSIGNAL);
 	z->err = errno;
+	if (z->check)
+		z->intact = pattern_check(buf, z->len, 77, 0) < 0;
 	free(buf);
 	return NULL;
 }
@@ -1267,6 +1298,36 @@ static void test_zcopy_key_range(void)
 	rdma_disconnect(p.id);
 	pthread_join(t, NULL);
 	CHECK(z.ret < 0, "send returned %zd", z.ret);
+	peer_teardown(&p);
+}
+
+/*
+ * The module's key allows remote read only: an RDMA write through it
+ * fails with a remote access error and the sender's buffer is unchanged.
+ */
+static void test_zcopy_key_read_only(void)
+{
+	struct zsend z = { .len = PEER_BIG };
+	struct srcah sa;
+	struct peer p;
+	pthread_t t;
+
+	klog_start();
+	peer_setup(&p, 0);
+	z.fd = p.sock;
+	z.check = true;
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	sa = peer_expect_srcavail(&p);
+	p.completion_errors_ok = true;
+	peer_rdma_write(&p, 16, sa.vaddr, sa.rkey);
+	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
+	      "the write did not complete");
+	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
+	      "write through the read-only key: %u errors, last %s",
+	      p.tx_errors, ibv_wc_status_str(p.tx_status));
+	rdma_disconnect(p.id);
+	pthread_join(t, NULL);
+	CHECK(z.intact, "the sender's buffer was written to");
 	peer_teardown(&p);
 }
 
@@ -1759,6 +1820,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_zcopy_violations),
 	TAP_TEST(test_zcopy_stale_key),
 	TAP_TEST(test_zcopy_key_range),
+	TAP_TEST(test_zcopy_key_read_only),
 	TAP_TEST(test_zcopy_bad_key_from_peer),
 	TAP_TEST(test_bad_length),
 	TAP_TEST(test_short_message),
