@@ -1130,9 +1130,12 @@ static void test_zcopy_violations(void)
 	peer_teardown(&p);
 }
 
-/* Post an RDMA read of @len bytes at @raddr/@rkey into our big buffer. */
-static void peer_rdma_read(struct peer *p, size_t len, uint64_t raddr,
-			   uint32_t rkey)
+/*
+ * Post an RDMA read (into) or write (from, filled with 0xee) of @len
+ * bytes of our big buffer at @raddr/@rkey of the module.
+ */
+static void peer_rdma(struct peer *p, enum ibv_wr_opcode op, size_t len,
+		      uint64_t raddr, uint32_t rkey)
 {
 	uint8_t *big = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
 		       (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
@@ -1145,41 +1148,16 @@ static void peer_rdma_read(struct peer *p, size_t len, uint64_t raddr,
 		.wr_id = p->tx_slot,
 		.sg_list = &sge,
 		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_READ,
+		.opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
 
-	CHECK(len <= PEER_BIG, "read too big");
-	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "RDMA read: %s",
-	      strerror(errno));
-	p->tx_slot++;
-	p->tx_posted++;
-}
-
-/* Post an RDMA write of @len bytes from our big buffer to @raddr/@rkey. */
-static void peer_rdma_write(struct peer *p, size_t len, uint64_t raddr,
-			    uint32_t rkey)
-{
-	uint8_t *big = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
-		       (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)big,
-		.length = len,
-		.lkey = p->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = p->tx_slot,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
-	}, *bad;
-
-	memset(big, 0xee, len);
-	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "RDMA write: %s",
-	      strerror(errno));
+	CHECK(len <= PEER_BIG, "RDMA operation too big");
+	if (op == IBV_WR_RDMA_WRITE)
+		memset(big, 0xee, len);
+	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "RDMA %s: %s",
+	      op == IBV_WR_RDMA_WRITE ? "write" : "read", strerror(errno));
 	p->tx_slot++;
 	p->tx_posted++;
 }
@@ -1245,7 +1223,7 @@ static void test_zcopy_stale_key(void)
 	tap_diag("SrcAvail: %u bytes, rkey %#x, vaddr %#llx", sa.len, sa.rkey,
 		 (unsigned long long)sa.vaddr);
 	CHECK(sa.len == PEER_BIG, "SrcAvail of %u bytes", sa.len);
-	peer_rdma_read(&p, sa.len, sa.vaddr, sa.rkey);
+	peer_rdma(&p, IBV_WR_RDMA_READ, sa.len, sa.vaddr, sa.rkey);
 	peer_sends_ok(&p);
 	CHECK(pattern_check(p.buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
 			    (size_t)PEER_TX_SLOTS * PEER_TX_SLOT, sa.len, 77,
@@ -1258,7 +1236,7 @@ static void test_zcopy_stale_key(void)
 
 	/* The transfer is over: the key must not work any more. */
 	p.completion_errors_ok = true;
-	peer_rdma_read(&p, sa.len, sa.vaddr, sa.rkey);
+	peer_rdma(&p, IBV_WR_RDMA_READ, sa.len, sa.vaddr, sa.rkey);
 	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
 	      "stale-key read did not complete");
 	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
@@ -1288,7 +1266,7 @@ static void test_zcopy_key_range(void)
 	sa = peer_expect_srcavail(&p);
 	CHECK(sa.len == PEER_BIG - 1, "SrcAvail of %u bytes", sa.len);
 	p.completion_errors_ok = true;
-	peer_rdma_read(&p, sa.len + 1, sa.vaddr, sa.rkey);
+	peer_rdma(&p, IBV_WR_RDMA_READ, sa.len + 1, sa.vaddr, sa.rkey);
 	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
 	      "the read did not complete");
 	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
@@ -1319,7 +1297,7 @@ static void test_zcopy_key_read_only(void)
 	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
 	sa = peer_expect_srcavail(&p);
 	p.completion_errors_ok = true;
-	peer_rdma_write(&p, 16, sa.vaddr, sa.rkey);
+	peer_rdma(&p, IBV_WR_RDMA_WRITE, 16, sa.vaddr, sa.rkey);
 	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
 	      "the write did not complete");
 	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,

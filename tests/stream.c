@@ -815,29 +815,6 @@ static void test_sdp_family_in_sockaddr(void)
 	close(l);
 }
 
-static bool has_cap(int cap)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	CHECK_OK(syscall(SYS_capget, &hdr, data));
-	return data[cap / 32].effective & (1U << (cap % 32));
-}
-
-static void drop_cap(int cap)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	CHECK_OK(syscall(SYS_capget, &hdr, data));
-	data[cap / 32].effective &= ~(1U << (cap % 32));
-	CHECK_OK(syscall(SYS_capset, &hdr, data));
-}
-
 /*
  * In a child that dropped CAP_NET_BIND_SERVICE (root becomes nobody):
  * binding @port gives EACCES.
@@ -857,7 +834,7 @@ static void bind_low_port_unprivileged(uint16_t port)
 			CHECK_OK(setuid(65534));
 		}
 		if (has_cap(CAP_NET_BIND_SERVICE))
-			drop_cap(CAP_NET_BIND_SERVICE);
+			CHECK_OK(drop_cap(CAP_NET_BIND_SERVICE));
 		CHECK(!has_cap(CAP_NET_BIND_SERVICE), "capability kept");
 		fd = CHECK_OK(test_socket(0));
 		CHECK_ERRNO(bind(fd, (struct sockaddr *)&addr, len), EACCES);

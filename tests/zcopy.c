@@ -508,29 +508,12 @@ static void test_nonblocking_send(void)
 	close(s);
 }
 
-static bool has_cap(int cap)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	CHECK_OK(syscall(SYS_capget, &hdr, data));
-	return data[cap / 32].effective & (1U << (cap % 32));
-}
-
 /* No CAP_IPC_LOCK and RLIMIT_MEMLOCK 0: nothing can be pinned. */
 static void no_memlock(void)
 {
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
 	struct rlimit rl = { 0, 0 };
 
-	CHECK_OK(syscall(SYS_capget, &hdr, data));
-	data[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
-	CHECK_OK(syscall(SYS_capset, &hdr, data));
+	CHECK(drop_cap(CAP_IPC_LOCK) == 0, "capset: %s", strerror(errno));
 	CHECK(!has_cap(CAP_IPC_LOCK), "CAP_IPC_LOCK kept");
 	CHECK_OK(setrlimit(RLIMIT_MEMLOCK, &rl));
 }
@@ -618,6 +601,18 @@ static void on_sigusr1(int sig)
 	got_signal = 1;
 }
 
+/* SIGUSR1 interrupts system calls (no SA_RESTART) and sets got_signal. */
+static void catch_sigusr1(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;
+	sigemptyset(&sa.sa_mask);
+	CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
+	got_signal = 0;
+}
+
 struct kicker {
 	pthread_t target;
 	pid_t tid;
@@ -667,7 +662,6 @@ static void test_signal_during_zcopy(void)
 {
 	struct kicker k = { .target = pthread_self(), .tid = gettid(),
 			    .abort_fd = -1 };
-	struct sigaction sa;
 	char *buf = xmalloc(MIB), *rbuf = xmalloc(MIB);
 	pthread_t t;
 	ssize_t n;
@@ -675,11 +669,7 @@ static void test_signal_during_zcopy(void)
 
 	need_sdp();
 	net_pair(&c, &s);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigusr1;
-	sigemptyset(&sa.sa_mask);
-	CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
-	got_signal = 0;
+	catch_sigusr1();
 	pattern_fill(buf, MIB, 61, 0);
 	CHECK(!pthread_create(&t, NULL, kick_when_blocked, &k), "pthread_create");
 	n = send(c, buf, MIB, MSG_NOSIGNAL);
@@ -742,18 +732,13 @@ static void test_signal_after_partial_read(void)
 			    .abort_fd = -1 };
 	struct partial p = { .want = 100 * 1024, .seed = 62 };
 	char *buf = xmalloc(MIB), rbuf[4];
-	struct sigaction sa;
 	pthread_t rt, kt;
 	ssize_t n;
 	int c, s;
 
 	need_sdp();
 	net_pair(&c, &s);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigusr1;
-	sigemptyset(&sa.sa_mask);
-	CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
-	got_signal = 0;
+	catch_sigusr1();
 	pattern_fill(buf, MIB, 62, 0);
 	p.fd = s;
 	CHECK(!pthread_create(&rt, NULL, read_once, &p), "pthread_create");

@@ -46,4 +46,9 @@ long long read_ull(const char *path);
 /* Run a command (argv, NULL-terminated); returns its exit status or -1. */
 int run(const char *const argv[]);
 
+/* Is capability @cap (CAP_*) in our effective set? */
+bool has_cap(int cap);
+/* Take @cap out of our effective set; 0, or -1 with errno. */
+int drop_cap(int cap);
+
 #endif /* SDP_TEST_UTIL_H */
