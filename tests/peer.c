@@ -426,8 +426,12 @@ static void peer_wait_cm(struct peer *p, enum rdma_cm_event_type want)
 
 /* ---- The peer: sending ----------------------------------------------- */
 
-/* Post @len bytes at @addr (inside the registered buffer) as one SEND. */
-static void peer_post(struct peer *p, void *addr, size_t len)
+/*
+ * Post one work request @op of @len bytes at @addr (inside the
+ * registered buffer); @raddr/@rkey for RDMA operations.
+ */
+static void peer_post_op(struct peer *p, enum ibv_wr_opcode op, void *addr,
+			 size_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)addr,
@@ -438,14 +442,21 @@ static void peer_post(struct peer *p, void *addr, size_t len)
 		.wr_id = p->tx_slot,
 		.sg_list = &sge,
 		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
+		.opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
 
 	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
 	      strerror(errno));
 	p->tx_slot++;
 	p->tx_posted++;
+}
+
+/* Post @len bytes at @addr as one SEND. */
+static void peer_post(struct peer *p, void *addr, size_t len)
+{
+	peer_post_op(p, IBV_WR_SEND, addr, len, 0, 0);
 }
 
 /*
@@ -1139,27 +1150,11 @@ static void peer_rdma(struct peer *p, enum ibv_wr_opcode op, size_t len,
 {
 	uint8_t *big = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
 		       (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)big,
-		.length = len,
-		.lkey = p->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = p->tx_slot,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
-	}, *bad;
 
 	CHECK(len <= PEER_BIG, "RDMA operation too big");
 	if (op == IBV_WR_RDMA_WRITE)
 		memset(big, 0xee, len);
-	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "RDMA %s: %s",
-	      op == IBV_WR_RDMA_WRITE ? "write" : "read", strerror(errno));
-	p->tx_slot++;
-	p->tx_posted++;
+	peer_post_op(p, op, big, len, raddr, rkey);
 }
 
 /* Wait for the module's SrcAvail; its header in host order. */

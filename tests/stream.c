@@ -2049,17 +2049,6 @@ struct signaller {
 	bool stop;		/* __atomic access */
 };
 
-/* Is the thread asleep (in a blocking call)? */
-static bool task_sleeping(void *arg)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", *(pid_t *)arg);
-	if (read_file(path, buf, sizeof(buf)))
-		return false;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
 
 /*
  * Signal the target each time it sleeps, until told to stop.  If it

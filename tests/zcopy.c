@@ -620,16 +620,6 @@ struct kicker {
 	pthread_t *after;	/* wait for this thread to end first */
 };
 
-static bool task_sleeping(void *arg)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", *(pid_t *)arg);
-	if (read_file(path, buf, sizeof(buf)))
-		return false;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
-}
 
 /* Once the target sleeps in send(): signal it, or abort the peer. */
 static void *kick_when_blocked(void *arg)

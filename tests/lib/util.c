@@ -222,3 +222,14 @@ int drop_cap(int cap)
 	data[cap / 32].effective &= ~(1U << (cap % 32));
 	return syscall(SYS_capset, &hdr, data);
 }
+
+bool task_sleeping(void *tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", *(pid_t *)tid);
+	if (read_file(path, buf, sizeof(buf)))
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}

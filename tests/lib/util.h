@@ -46,6 +46,12 @@ long long read_ull(const char *path);
 /* Run a command (argv, NULL-terminated); returns its exit status or -1. */
 int run(const char *const argv[]);
 
+/*
+ * Is thread *(pid_t *)@tid of this process asleep in an interruptible
+ * wait (a blocking call)?  Shaped for wait_until().
+ */
+bool task_sleeping(void *tid);
+
 /* Is capability @cap (CAP_*) in our effective set? */
 bool has_cap(int cap);
 /* Take @cap out of our effective set; 0, or -1 with errno. */
