@@ -579,8 +579,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	struct rdma_rw_ctx ctx;
 	struct sdp_zc_pages zp;
 	unsigned long base;
-	u32 port = ssk->id->port_num;
 	size_t seg;
+	u32 port;
 	int ret;
 
 	/*
@@ -611,6 +611,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		return sdp_zc_recv_decline(ssk, b);
 	len = min3(len, seg, (size_t)SDP_ZC_MAX_BYTES);
 	len = min_t(size_t, len, b->len - b->off);
+	/* Not aborted: the connection (QP, CM id) is still there. */
+	port = ssk->id->port_num;
 	if (sdp_zc_pin(&zp, base, len, DMA_FROM_DEVICE)) {
 		sdp_zc_count_fallback(ssk);
 		return sdp_zc_recv_decline(ssk, b);
