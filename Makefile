@@ -35,13 +35,14 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # Suites in the order they run: the test bed first, so that a broken
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
-	tests/bin/peer tests/bin/rdma
+	tests/bin/peer tests/bin/rdma tests/bin/sdprules tests/bin/preload \
+	tests/preload-tools
 KSRCS := $(wildcard src/*.c src/*.h) include/uapi/linux/sdp.h
 
-.PHONY: all module tests examples check check-vm demo demo-vm bench bench-vm \
+.PHONY: all module tests examples libsdp install-libsdp check check-vm demo demo-vm bench bench-vm \
 	lint checkpatch deps clean
 
-all: module tests examples
+all: module tests examples libsdp
 
 examples: examples/bin/sdp_hello
 
@@ -60,6 +61,37 @@ tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) include/uapi/linux/
 
 # The misbehaving-peer suite speaks SDP from user space with verbs.
 tests/bin/peer: LDLIBS += -lrdmacm -libverbs
+
+# libsdp: the LD_PRELOAD library, sdp_run, their man pages (libsdp/,
+# man/); the rules parser is shared with sdp_run and tests/sdprules.c.
+PREFIX ?= /usr/local
+LIBSDP_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
+	-Iinclude/uapi -Ilibsdp
+LIBSDP_DEPS := libsdp/rules.c libsdp/rules.h include/uapi/linux/sdp.h
+
+libsdp: libsdp/libsdp.so libsdp/sdp_run
+
+libsdp/libsdp.so: libsdp/libsdp.c $(LIBSDP_DEPS)
+	$(CC) $(LIBSDP_CFLAGS) -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,defs -Wl,-soname,libsdp.so -o $@ libsdp/libsdp.c \
+		libsdp/rules.c -ldl -lpthread
+
+libsdp/sdp_run: libsdp/sdp_run.c $(LIBSDP_DEPS)
+	$(CC) $(LIBSDP_CFLAGS) -DLIBSDP_LIBDIR='"$(PREFIX)/lib"' -o $@ \
+		libsdp/sdp_run.c libsdp/rules.c
+
+tests/bin/sdprules: $(LIBSDP_DEPS)
+tests/bin/sdprules: LDLIBS += -Ilibsdp libsdp/rules.c
+tests/bin/preload: LDLIBS += -lrdmacm -lpthread
+
+install-libsdp: libsdp
+	install -D -m 755 libsdp/libsdp.so $(DESTDIR)$(PREFIX)/lib/libsdp.so
+	install -D -m 755 libsdp/sdp_run $(DESTDIR)$(PREFIX)/bin/sdp_run
+	install -D -m 644 man/libsdp.7 $(DESTDIR)$(PREFIX)/share/man/man7/libsdp.7
+	install -D -m 644 man/sdp_run.8 $(DESTDIR)$(PREFIX)/share/man/man8/sdp_run.8
+	install -D -m 644 man/libsdp.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/libsdp.conf.5
+	[ -e $(DESTDIR)/etc/libsdp.conf ] || \
+		install -D -m 644 libsdp/libsdp.conf $(DESTDIR)/etc/libsdp.conf
 
 deps:
 	scripts/install-deps
@@ -93,4 +125,4 @@ bench-vm: all
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf tests/bin examples/bin
+	rm -rf tests/bin examples/bin libsdp/libsdp.so libsdp/sdp_run
