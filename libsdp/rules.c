@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -14,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "rules.h"
 
@@ -400,45 +398,43 @@ next:
 	return 0;
 }
 
+/*
+ * stdio, not open()/close(): inside libsdp.so, close() is the library's
+ * own, which must not run while the library initialises.
+ */
 int sdp_config_load(struct sdp_config *cfg, const char *path,
 		    sdp_report_fn report, void *arg)
 {
 	struct stat st;
 	char *text;
-	ssize_t n;
-	size_t got = 0;
-	int fd, ret, err;
+	size_t got;
+	FILE *f;
+	int ret;
 
 	config_init(cfg);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	f = fopen(path, "re");
+	if (!f)
 		return -1;
-	if (fstat(fd, &st) < 0) {
-		err = errno;
-		close(fd);
+	if (fstat(fileno(f), &st) < 0) {
+		int err = errno;
+
+		fclose(f);
 		errno = err;
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > SDP_CONFIG_MAX) {
-		close(fd);
+		fclose(f);
 		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
 		return -1;
 	}
 	text = malloc(st.st_size + 1);
 	if (!text) {
-		close(fd);
+		fclose(f);
 		errno = ENOMEM;
 		return -1;
 	}
-	while (got < (size_t)st.st_size) {
-		n = read(fd, text + got, st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	close(fd);
+	got = fread(text, 1, st.st_size, f);
+	fclose(f);
 	text[got] = '\0';
 	if (strlen(text) != got) {
 		free(text);
