@@ -1664,7 +1664,7 @@ static int settle(int fd, int wait_ms)
 	struct fdent *e;
 	long long left;
 	sigset_t old;
-	int err = 0, tfd, ret, fl;
+	int err = 0, sdp_err, tfd, ret, fl;
 
 	e = get(fd);
 	if (!e || e->kind != FD_CONNECTING)
@@ -1706,6 +1706,7 @@ static int settle(int fd, int wait_ms)
 		return 0;
 	}
 	/* SDP failed or took too long: the program's TCP socket takes over. */
+	sdp_err = p.revents ? (err ? err : ECONNRESET) : ETIMEDOUT;
 	tfd = e->tcp_fd;
 	peer = e->peer;
 	plen = e->peerlen;
@@ -1724,7 +1725,7 @@ static int settle(int fd, int wait_ms)
 	}
 	logmsg(SDP_LOG_SUMMARY, "connect %s: sdp %s (%s): tcp",
 	       ADDRSTR(&peer, plen), p.revents ? "failed" : "took too long",
-	       strerrorname_np(p.revents ? (err ? err : ECONNRESET) : ETIMEDOUT));
+	       strerrorname_np(sdp_err));
 	if (ret == 0 || err == EINPROGRESS) {
 		set(fd, NULL);
 		free_entry(e);
