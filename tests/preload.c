@@ -718,6 +718,68 @@ static void h_dup2_stdio(const char *arg)
 	close(l);
 }
 
+/* The descriptor of the SDP shadow of listener @l (an SDP listener
+ * on @l's port that the program did not open), or -1. */
+static int find_shadow(int l, int port)
+{
+	int fd;
+
+	for (fd = 3; fd < 1024; fd++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int dom = 0, acc = 0;
+		socklen_t dl = sizeof(dom), al = sizeof(acc);
+
+		if (fd == l || getsockname(fd, (struct sockaddr *)&ss, &len) ||
+		    sockaddr_port(&ss) != port)
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) == 0 &&
+		    acc && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 &&
+		    is_sdp(fd))
+			return fd;
+	}
+	return -1;
+}
+
+static void sdp_accept_works(int l, int port)
+{
+	int c = connect_family(AF_INET_SDP, TEST_ADDR(), port), a;
+
+	H(c >= 0, "sdp connect");
+	a = accept(l, NULL, NULL);
+	H(a >= 0 && is_sdp(a), "accept");
+	close(a);
+	close(c);
+}
+
+/*
+ * The program cannot close the library's descriptors by accident:
+ * close() says EBADF, close_range() spares them, dup2() onto one moves
+ * it out of the way.
+ */
+static void h_hidden(const char *arg)
+{
+	int l = tcp_listener("0.0.0.0", 0), port = port_of(l), sh, junk;
+
+	(void)arg;
+	sh = find_shadow(l, port);
+	H(sh >= 0, "no shadow descriptor");
+	H(fcntl(sh, F_GETFD) & FD_CLOEXEC, "the shadow is inherited by exec");
+	H(close(sh) < 0 && errno == EBADF, "close() of the shadow");
+	sdp_accept_works(l, port);
+	H(close_range(l + 1, ~0U, 0) == 0, "close_range");
+	H(sdp_listeners(port) == 1, "close_range closed the shadow");
+	sdp_accept_works(l, port);
+	junk = socket(AF_INET, SOCK_DGRAM, 0);
+	H(dup2(junk, sh) == sh, "dup2 onto the shadow's number");
+	close(junk);
+	H(sdp_listeners(port) == 1, "dup2 closed the shadow");
+	sdp_accept_works(l, port);
+	H(close(sh) == 0, "the program's own descriptor there");
+	close(l);
+	H(sdp_listeners(port) == 0, "the moved shadow outlived its listener");
+}
+
 /* Threads creating, connecting, accepting and closing at once. */
 struct stress {
 	int port, fails;
@@ -811,6 +873,7 @@ static const struct {
 	{ "untouched", h_untouched },
 	{ "options", h_options },
 	{ "dup2_stdio", h_dup2_stdio },
+	{ "hidden", h_hidden },
 	{ "threads", h_threads },
 	{ "plain_tcp", h_plain_tcp },
 };
@@ -1029,6 +1092,11 @@ static void test_dup2_onto_stdio(void)
 	RUN_HELPER("use sdp client * *:*\n", NULL, "dup2_stdio", NULL);
 }
 
+static void test_hidden_descriptors(void)
+{
+	RUN_HELPER(both_server, NULL, "hidden", NULL);
+}
+
 static void test_threads(void)
 {
 	RUN_HELPER("use both server * *:*\nuse both client * *:*\n", NULL,
@@ -1092,6 +1160,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_unselected_sockets_untouched),
 	TAP_TEST(test_options_survive),
 	TAP_TEST(test_dup2_onto_stdio),
+	TAP_TEST(test_hidden_descriptors),
 	TAP_TEST(test_threads),
 	TAP_TEST(test_bad_rules_disable),
 	TAP_TEST(test_module_absent),
