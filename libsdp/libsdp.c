@@ -944,6 +944,9 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val,
 			return -1;
 		}
 		memcpy(&e->shadow->rcvtimeo, val, sizeof(struct timeval));
+		/* SDP connections inherit it from the shadow. */
+		if (!e->shadow->retired)
+			real.setsockopt(e->shadow->fd, level, name, val, len);
 		unlock_tab(&old);
 		return 0;
 	}
