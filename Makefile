@@ -40,14 +40,15 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # Suites in the order they run: the test bed first, so that a broken
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
-	tests/bin/zcopy tests/bin/peer tests/bin/rdma tests/bin/ops
+	tests/bin/zcopy tests/bin/peer tests/bin/rdma tests/bin/ops \
+	tests/bin/sdprules tests/bin/preload tests/preload-tools
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
-.PHONY: all module tests examples tools bench-tools check check-vm demo \
-	demo-vm bench bench-vm lint checkpatch deps clean install install-files \
-	uninstall
+.PHONY: all module tests examples tools bench-tools libsdp \
+	check check-vm demo demo-vm bench bench-vm lint checkpatch deps clean \
+	install install-files uninstall
 
-all: module tests examples tools bench-tools
+all: module tests examples tools bench-tools libsdp
 
 tools: tools/bin/sdpstat
 
@@ -79,6 +80,29 @@ tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) include/uapi/linux/
 
 # The misbehaving-peer suite speaks SDP from user space with verbs.
 tests/bin/peer: LDLIBS += -lrdmacm -libverbs
+
+# libsdp: the LD_PRELOAD library, sdp_run, their man pages (libsdp/,
+# man/); the rules parser is shared with sdp_run and tests/sdprules.c.
+# make install installs them with the rest.
+PREFIX ?= /usr/local
+LIBSDP_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
+	-Iinclude/uapi -Ilibsdp
+LIBSDP_DEPS := libsdp/rules.c libsdp/rules.h include/uapi/linux/sdp.h
+
+libsdp: libsdp/libsdp.so libsdp/sdp_run
+
+libsdp/libsdp.so: libsdp/libsdp.c $(LIBSDP_DEPS)
+	$(CC) $(LIBSDP_CFLAGS) -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,defs -Wl,-soname,libsdp.so -o $@ libsdp/libsdp.c \
+		libsdp/rules.c -ldl -lpthread
+
+libsdp/sdp_run: libsdp/sdp_run.c $(LIBSDP_DEPS)
+	$(CC) $(LIBSDP_CFLAGS) -DLIBSDP_LIBDIR='"$(PREFIX)/lib"' -o $@ \
+		libsdp/sdp_run.c libsdp/rules.c
+
+tests/bin/sdprules: $(LIBSDP_DEPS)
+tests/bin/sdprules: LDLIBS += -Ilibsdp libsdp/rules.c
+tests/bin/preload: LDLIBS += -lrdmacm -lpthread
 
 deps:
 	scripts/install-deps
@@ -113,8 +137,9 @@ bench-vm: all
 # Installation.  The module goes where depmod looks for out-of-tree
 # modules of the kernel it was built for (KDIR's release); with DESTDIR
 # depmod is left to whoever installs the staged tree.  The preload library
-# and sdp_run are installed when they have been built (libsdp/).
-PREFIX ?= /usr/local
+# and sdp_run are installed when they have been built (libsdp/), with the
+# example rules as /etc/libsdp.conf unless that file exists; uninstall
+# removes it only if it is still the example.
 KREL = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
 	$(KDIR)/include/generated/utsrelease.h)
 MODDIR = /lib/modules/$(KREL)/extra
@@ -130,7 +155,7 @@ PRELOAD_LIBS = $(wildcard libsdp/libsdp.so libsdp/libsdp.so.*)
 PRELOAD_BINS = $(wildcard libsdp/sdp_run tools/sdp_run)
 DOCS := Documentation/networking/sdp.rst etc/modprobe.d/sdp.conf
 
-install: module tools
+install: module tools libsdp
 	$(MAKE) install-files
 
 install-files:
@@ -151,6 +176,8 @@ install-files:
 	done
 	install -D -m 644 Documentation/networking/sdp.rst $(DESTDIR)$(DOCDIR)/sdp.rst
 	install -D -m 644 etc/modprobe.d/sdp.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
+	if [ -n "$(PRELOAD_LIBS)" ] && [ ! -e $(DESTDIR)/etc/libsdp.conf ]; then \
+		install -D -m 644 libsdp/libsdp.conf $(DESTDIR)/etc/libsdp.conf; fi
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); \
 	else echo "install: DESTDIR set, depmod $(KREL) left to the target system"; fi
 
@@ -164,10 +191,13 @@ uninstall:
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
 	done
 	rm -f $(DESTDIR)$(DOCDIR)/sdp.rst $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
+	if cmp -s libsdp/libsdp.conf $(DESTDIR)/etc/libsdp.conf; then \
+		rm -f $(DESTDIR)/etc/libsdp.conf; fi
 	-rmdir $(DESTDIR)$(DOCDIR)/examples/modprobe.d $(DESTDIR)$(DOCDIR)/examples \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf tests/bin examples/bin tools/bin bench/bin
+	rm -rf tests/bin examples/bin tools/bin bench/bin libsdp/libsdp.so \
+		libsdp/sdp_run
