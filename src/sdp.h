@@ -168,15 +168,17 @@ struct sdp_zc_pages {
  * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
  * @zc_mr: registration MR for our advertisements, allocated at the first
  *	zero-copy send and reused; under lock_sock() and @tx_mutex
- * @zc_tx_len: bytes of our outstanding SrcAvail (0: none)
- * @zc_tx_acked: bytes of it the peer reported read
+ * @zc_tx_len: bytes of our outstanding SrcAvail (0: none); under @lock
+ * @zc_tx_acked: bytes of it the peer reported read; under @lock
  * @zc_reg_cqe: completion of the REG_MR (only errors complete)
  * @zc_inv_cqe: completion of the LOCAL_INV
- * @zc_rx: the peer's SrcAvail being consumed (queued on @rx_queue)
- * @zc_rx_compl: bytes read from it not yet reported in RdmaRdCompl
+ * @zc_rx: the peer's SrcAvail being consumed (queued on @rx_queue);
+ *	under @lock
+ * @zc_rx_compl: bytes read from it not yet reported in RdmaRdCompl;
+ *	under @lock
  * @zc_rd_cqe: completion of our RDMA read
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
- *	until it drops to 0 (sdp_work() waits for it)
+ *	until it drops to 0 (sdp_work() waits for it); under @lock
  * @stats: per-socket counters (sdp_stats.h), under @lock
  */
 struct sdp_sock {

