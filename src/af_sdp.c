@@ -765,6 +765,8 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 			.sdpi_cancel_tx = st->srcavail_cancel_tx,
 			.sdpi_cancel_rx = st->srcavail_cancel_rx,
 			.sdpi_zcopy_fallbacks = st->zcopy_fallbacks,
+			.sdpi_rinv_tx = st->rinv_tx,
+			.sdpi_rinv_rx = st->rinv_rx,
 		};
 		spin_unlock_bh(&ssk->lock);
 		len = min_t(unsigned int, len, sizeof(info));

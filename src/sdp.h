@@ -101,6 +101,9 @@ enum {
 	SDP_F_ZC_RD_DONE,	/* rx: ... and completed */
 	SDP_F_ZC_RD_ERR,	/* rx: ... with an error */
 	SDP_F_ZC_RX_CANCEL,	/* rx: the peer cancelled during the read */
+	SDP_F_ZC_RX_INV,	/* rx: send the RdmaRdCompl due with Invalidate */
+	SDP_F_ZC_RINV,		/* tx: the peer invalidated our advertised key */
+	SDP_F_PEER_RINV,	/* the peer's Hello(Ack) had SDP_HF_RINV */
 };
 
 /**
@@ -176,6 +179,10 @@ struct sdp_zc_pages {
  *	under @lock
  * @zc_rx_compl: bytes read from it not yet reported in RdmaRdCompl;
  *	under @lock
+ * @zc_rx_inv: rkey the RdmaRdCompl due invalidates (SDP_F_ZC_RX_INV);
+ *	under @lock
+ * @zc_rd_len: bytes of the RDMA read in flight (SDP_F_ZC_READING); under
+ *	@lock
  * @zc_rd_cqe: completion of our RDMA read
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
  *	until it drops to 0 (sdp_work() waits for it); under @lock
@@ -237,6 +244,8 @@ struct sdp_sock {
 	struct ib_cqe zc_inv_cqe;
 	struct sdp_buf *zc_rx;
 	u32 zc_rx_compl;
+	u32 zc_rx_inv;
+	u32 zc_rd_len;
 	struct ib_cqe zc_rd_cqe;
 	unsigned int zc_busy;
 	struct sdp_sock_stats stats;
@@ -337,10 +346,13 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		size_t len, int flags);
 void sdp_zc_init(struct sdp_sock *ssk);
 bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload);
+bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
+		   u32 rkey);
 void sdp_zc_tx_control(struct sdp_sock *ssk);
 void sdp_zc_conn_free(struct sdp_sock *ssk);
 void sdp_zc_wake(struct sdp_sock *ssk);
-int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen);
+int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
+		    const u32 *inv);
 
 /* sdp_dev.c */
 int sdp_dev_init(void);

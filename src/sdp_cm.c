@@ -187,6 +187,28 @@ static void sdp_conn_param(struct rdma_conn_param *p, const void *pd, u8 len,
 	p->rnr_retry_count = 7;
 }
 
+/*
+ * Hello/HelloAck capabilities: remote invalidation needs the memory
+ * management extensions (fast registration, SEND with Invalidate).
+ */
+static bool sdp_dev_rinv(const struct ib_device *dev)
+{
+	return dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS;
+}
+
+static u8 sdp_hello_flags(const struct ib_device *dev)
+{
+	return sdp_dev_rinv(dev) ? SDP_HF_RINV : 0;
+}
+
+/* The peer's Hello(Ack) @flags: what we may do to its advertisements. */
+static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
+			   u8 flags)
+{
+	if ((flags & SDP_HF_RINV) && sdp_dev_rinv(dev))
+		set_bit(SDP_F_PEER_RINV, &ssk->flags);
+}
+
 /* Active side, ROUTE_RESOLVED: set up and send the Hello. */
 static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
@@ -203,6 +225,7 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	spin_unlock_bh(&ssk->lock);
 	hh.version = SDP_VERSION;
 	hh.ipv = sdp_ipv(id);
+	hh.flags = sdp_hello_flags(id->device);
 	hh.max_adverts = 1;
 	hh.desremrcvsz = cpu_to_be32(SDP_BUF_SIZE);
 	hh.localrcvsz = cpu_to_be32(SDP_BUF_SIZE);
@@ -253,6 +276,7 @@ static bool sdp_hello_ack_ok(struct sdp_sock *ssk, struct rdma_cm_event *ev)
 	}
 	ssk->tx_max = min_t(u32, rcvsz, SDP_BUF_SIZE);
 	ssk->tx_credits = be16_to_cpu(ha->bsdh.bufs);
+	sdp_peer_flags(ssk, ssk->id->device, ha->flags);
 	return true;
 }
 
@@ -354,12 +378,14 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		goto err_child;
 	child->tx_max = min_t(u32, rcvsz, SDP_BUF_SIZE);
 	child->tx_credits = be16_to_cpu(hh->bsdh.bufs);
+	sdp_peer_flags(child, id->device, hh->flags);
 
 	spin_lock_bh(&child->lock);
 	sdp_fill_bsdh(child, &ha.bsdh, SDP_MID_HELLO_ACK, sizeof(ha), false);
 	spin_unlock_bh(&child->lock);
 	ha.version = SDP_VERSION;
 	ha.ipv = sdp_ipv(id);
+	ha.flags = sdp_hello_flags(id->device);
 	ha.max_adverts = 1;
 	ha.actrcvsz = cpu_to_be32(SDP_BUF_SIZE);
 	sdp_conn_param(&param, &ha, sizeof(ha), id->device, &ev->param.conn);

@@ -78,12 +78,22 @@ struct sdp_bsdh {
 } __packed;
 static_assert(sizeof(struct sdp_bsdh) == 16);
 
+/*
+ * Hello/HelloAck flags (capabilities of the side that sends them).
+ * SDP_HF_RINV: the sender's advertised keys may be invalidated by the
+ * peer: the RdmaRdCompl that reports the last byte of a SrcAvail may be
+ * an IB SEND with Invalidate of the advertised rkey, which saves the
+ * sender its own LOCAL_INV.  A peer that did not set it never gets one.
+ */
+#define SDP_HF_RINV	0x01
+
 /**
  * struct sdp_hello - Hello, the private data of the connect request
  * @bsdh: mid SDP_MID_HELLO, bufs = initial credits, mseq 0, mseq_ack 0
  * @version: SDP_VERSION of the sender
  * @ipv: IP version of the connection in the high nibble (4 or 6)
- * @rsvd1: zero
+ * @flags: SDP_HF_* capabilities of the sender; zero from peers that
+ *	predate them (this byte was reserved)
  * @max_adverts: zero-copy advertisements the sender can have outstanding
  *	(at least 1)
  * @desremrcvsz: receive buffer size (bytes per message, including the
@@ -97,7 +107,7 @@ struct sdp_hello {
 	struct sdp_bsdh bsdh;
 	u8 version;
 	u8 ipv;
-	u8 rsvd1;
+	u8 flags;
 	u8 max_adverts;
 	__be32 desremrcvsz;
 	__be32 localrcvsz;
@@ -112,7 +122,7 @@ static_assert(sizeof(struct sdp_hello) <= SDP_CM_REQ_PRIVATE_DATA_MAX);
  * @bsdh: mid SDP_MID_HELLO_ACK, bufs = initial credits, mseq 0, mseq_ack 0
  * @version: SDP_VERSION of the sender
  * @ipv: IP version in the high nibble (4 or 6)
- * @rsvd1: zero
+ * @flags: as in struct sdp_hello
  * @max_adverts: as in struct sdp_hello
  * @actrcvsz: size of each receive buffer the sender posted
  */
@@ -120,7 +130,7 @@ struct sdp_hello_ack {
 	struct sdp_bsdh bsdh;
 	u8 version;
 	u8 ipv;
-	u8 rsvd1;
+	u8 flags;
 	u8 max_adverts;
 	__be32 actrcvsz;
 } __packed;
@@ -139,7 +149,11 @@ static_assert(sizeof(struct sdp_hello_ack) <= SDP_CM_REP_PRIVATE_DATA_MAX);
  *                                         RDMA Read(s) into the reader's
  *                     <-------            RdmaRdCompl(bytes read), ...
  *   once the RdmaRdCompls add up to len, or SendSM arrives:
- *   LOCAL_INV, unpin
+ *   LOCAL_INV (unless the last RdmaRdCompl invalidated the key), unpin
+ *
+ * The receiver reports a read from its completion handler, before it
+ * wakes the reader.  If the advertiser set SDP_HF_RINV, the RdmaRdCompl
+ * that completes an advertisement is sent with Invalidate of its rkey.
  *
  * SendSM: the receiver will not read the rest (MSG_PEEK, a kernel
  * buffer, no pinnable memory); the sender sends the unread remainder as

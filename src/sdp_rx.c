@@ -250,6 +250,12 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	ib_dma_sync_single_for_cpu(ssk->sdev->ibdev, b->dma, SDP_BUF_SIZE,
 				   DMA_FROM_DEVICE);
+	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	    !sdp_zc_rx_inv(ssk, b, wc->byte_len, wc->ex.invalidate_rkey)) {
+		sdp_stat_abort(ssk, SDP_ABORT_ON_PROTO);
+		__sdp_conn_abort(ssk, ECONNRESET, true);
+		goto out;
+	}
 	queued = sdp_rx_msg(ssk, b, wc->byte_len);
 	data = queued;
 	if (!queued && !test_bit(SDP_F_ABORT, &ssk->flags)) {

@@ -71,6 +71,8 @@ enum sdp_mib_field {
 	SDP_MIB_SRCAVAIL_CANCEL_TX,
 	SDP_MIB_SRCAVAIL_CANCEL_RX,
 	SDP_MIB_ZCOPY_FALLBACKS,	/* pages not pinnable: went buffered */
+	SDP_MIB_ZCOPY_RINV_TX,		/* RdmaRdCompl with Invalidate sent */
+	SDP_MIB_ZCOPY_RINV_RX,		/* our key invalidated by the peer */
 	/* control messages and flow control */
 	SDP_MIB_CREDIT_UPDATES_TX,
 	SDP_MIB_CREDIT_UPDATES_RX,
@@ -152,6 +154,11 @@ enum sdp_abort_reason {
  * @sendsm_rx: SendSM messages received
  * @srcavail_cancel_tx: SrcAvailCancel messages sent
  * @srcavail_cancel_rx: SrcAvailCancel messages received
+ * @srcavail_tx: SrcAvail messages sent
+ * @srcavail_rx: SrcAvail messages received
+ * @zcopy_fallbacks: zero-copy transfers that went buffered (no pinning)
+ * @rinv_tx: RdmaRdCompls we sent with Invalidate of the peer's key
+ * @rinv_rx: advertisements of ours whose key the peer invalidated
  * @credit_updates_tx: credit updates (empty Data messages) sent
  * @credit_updates_rx: credit updates received
  * @credit_stalls: times data was ready but had to wait for credits
@@ -180,6 +187,8 @@ struct sdp_sock_stats {
 	u64 srcavail_tx;
 	u64 srcavail_rx;
 	u64 zcopy_fallbacks;
+	u64 rinv_tx;
+	u64 rinv_rx;
 	u64 credit_updates_tx;
 	u64 credit_updates_rx;
 	u64 credit_stalls;

@@ -100,7 +100,12 @@ u32 sdp_credit_grant(const struct sdp_sock *ssk)
 	return ssk->rx_posted > peer_credits ? ssk->rx_posted - peer_credits : 0;
 }
 
-static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len)
+/*
+ * Post @len bytes of @b as one SEND; with @inv, a SEND with Invalidate of
+ * the peer's key *@inv.
+ */
+static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len,
+			 const u32 *inv)
 {
 	struct ib_sge sge = {
 		.addr = b->dma,
@@ -115,6 +120,10 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len)
 		.send_flags = IB_SEND_SIGNALED,
 	};
 
+	if (inv) {
+		wr.opcode = IB_WR_SEND_WITH_INV;
+		wr.ex.invalidate_rkey = *inv;
+	}
 	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, len,
 				      DMA_TO_DEVICE);
 	return ib_post_send(ssk->qp, &wr, NULL);
@@ -129,10 +138,12 @@ static bool sdp_tx_usable(const struct sdp_sock *ssk)
 
 /*
  * Send a control message now: a BSDH and @extlen bytes of extra header
- * (at most SDP_CTRL_SIZE in all).  ssk->lock held.  Returns -EAGAIN
- * when there is no credit or no free control buffer.
+ * (at most SDP_CTRL_SIZE in all), with Invalidate of the peer's key *@inv
+ * unless @inv is NULL.  ssk->lock held.  Returns -EAGAIN when there is
+ * no credit or no free control buffer.
  */
-int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen)
+int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
+		    const u32 *inv)
 {
 	struct sdp_buf *b;
 	int err;
@@ -157,7 +168,7 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen)
 	if (extlen)
 		memcpy(b->data + SDP_HDR, ext, extlen);
 	b->mid = mid;	/* remembered for the completion */
-	err = sdp_post_send(ssk, b, SDP_HDR + extlen);
+	err = sdp_post_send(ssk, b, SDP_HDR + extlen, inv);
 	if (err)
 		return err;
 	ssk->ctrl_head++;
@@ -168,7 +179,7 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen)
 
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
 {
-	return __sdp_post_ctrl(ssk, mid, NULL, 0);
+	return __sdp_post_ctrl(ssk, mid, NULL, 0, NULL);
 }
 
 /* Post committed data while credits allow.  ssk->lock held. */
@@ -180,7 +191,7 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
 		sdp_fill_bsdh(ssk, b->data, b->mid, SDP_HDR + b->len, true);
-		if (sdp_post_send(ssk, b, SDP_HDR + b->len)) {
+		if (sdp_post_send(ssk, b, SDP_HDR + b->len, NULL)) {
 			__sdp_conn_abort(ssk, ECONNRESET, true);
 			return;
 		}

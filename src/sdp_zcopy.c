@@ -17,15 +17,20 @@
  * reads nothing for SDP_ZC_STALL sends SrcAvailCancel; the sender then
  * waits for the peer's answer, without giving up the pages, because the
  * peer may be reading them.  Only after the advertisement is over is the
- * key invalidated (IB_WR_LOCAL_INV, waited for; the MR is destroyed if
- * that fails) and the pages unpinned.
+ * key invalidated and the pages unpinned: by the peer, whose last
+ * RdmaRdCompl is a SEND with Invalidate of the key when we allowed that
+ * in the Hello (SDP_HF_RINV), or else by us (IB_WR_LOCAL_INV, waited
+ * for; the MR is destroyed if that fails).
  *
  * Receiver: the SrcAvail is queued on rx_queue like data, holding its
  * receive buffer until the advertisement is consumed.  recvmsg() that
  * reaches it pins the reader's own pages and RDMA-reads into them
- * (rdma_rw), then reports the bytes with RdmaRdCompl.  A reader that
- * peeks, reads into kernel memory, or cannot pin answers SendSM instead,
- * and the sender's remainder arrives as Data.
+ * (rdma_rw).  The read's completion handler reports the bytes with
+ * RdmaRdCompl at once (invalidating the peer's key with the last one if
+ * the peer allowed it), and the reader, woken after, accounts them in
+ * the stream and unpins.  A reader that peeks, reads into kernel memory,
+ * or cannot pin answers SendSM instead, and the sender's remainder
+ * arrives as Data.
  *
  * Lifetime: ssk->zc_busy counts transfers in progress; sdp_work() does
  * not destroy the QP, CQ and PD while it is non-zero, and the last
@@ -191,6 +196,36 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_zc_wake(ssk);
 }
 
+/*
+ * Our RDMA read of the peer's advertisement ssk->zc_rx completed: report
+ * it to the peer at once with RdmaRdCompl, before the reader even wakes,
+ * so that the peer can reuse its buffer while we unpin ours.  A read
+ * that reaches the end of the advertisement ends it (another SrcAvail
+ * may come), and its RdmaRdCompl invalidates the peer's key if the peer
+ * allowed that.  The reader accounts the bytes in the stream.
+ * ssk->lock held.
+ */
+static void sdp_zc_rd_report(struct sdp_sock *ssk)
+{
+	struct sdp_buf *b = ssk->zc_rx;
+	struct sdp_srcah *sa;
+
+	/* A read is in flight only on the advertisement being consumed. */
+	if (WARN_ON_ONCE(!b))
+		return;
+	sa = b->data + sizeof(struct sdp_bsdh);
+	ssk->zc_rx_compl += ssk->zc_rd_len;
+	if (b->off + ssk->zc_rd_len == b->len) {
+		ssk->zc_rx = NULL;
+		clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+		if (test_bit(SDP_F_PEER_RINV, &ssk->flags)) {
+			ssk->zc_rx_inv = be32_to_cpu(sa->rkey);
+			set_bit(SDP_F_ZC_RX_INV, &ssk->flags);
+		}
+	}
+	sdp_tx_try_control(ssk);
+}
+
 static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_sock *ssk = cq->cq_context;
@@ -202,6 +237,8 @@ static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 		    !test_bit(SDP_F_ABORT, &ssk->flags))
 			sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
 				      ib_wc_status_msg(wc->status));
+	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
+		sdp_zc_rd_report(ssk);
 	}
 	set_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
 	spin_unlock(&ssk->lock);
@@ -431,6 +468,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	clear_bit(SDP_F_ZC_SENDSM, &ssk->flags);
 	clear_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
 	clear_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
+	clear_bit(SDP_F_ZC_RINV, &ssk->flags);
 	ssk->zc_busy++;
 	SDP_SK_INC(ssk, srcavail_tx);
 	sdp_tx_try_control(ssk);
@@ -455,7 +493,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct ib_device *dev = ssk->sdev->ibdev;
 	struct sdp_zc_pages zp;
-	bool stalled = false;
+	bool stalled = false, rinv;
 	unsigned long base;
 	struct ib_mr *mr;
 	size_t seg;
@@ -503,6 +541,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 
 	spin_lock_bh(&ssk->lock);
 	acked = ssk->zc_tx_acked;
+	rinv = test_bit(SDP_F_ZC_RINV, &ssk->flags);
 	if (test_bit(SDP_F_ZC_SENDSM, &ssk->flags) || stalled)
 		*fallback = true;
 	ssk->zc_tx_len = 0;
@@ -516,7 +555,9 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	sdp_tx_try_control(ssk);
 	spin_unlock_bh(&ssk->lock);
 
-	sdp_zc_invalidate(sk);
+	/* The peer's last RdmaRdCompl may have invalidated the key already. */
+	if (!rinv)
+		sdp_zc_invalidate(sk);
 	sdp_zc_unpin(&zp);
 	sdp_zc_put(ssk);
 	iov_iter_advance(&msg->msg_iter, acked);
@@ -590,8 +631,10 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	if (test_bit(SDP_F_ABORT, &ssk->flags) &&
 	    !test_bit(SDP_F_ZC_READING, &ssk->flags)) {
 		spin_lock_bh(&ssk->lock);
-		if (ssk->zc_rx == b) {
+		if (ssk->zc_rx == b)
 			ssk->zc_rx = NULL;
+		/* Still queued, unless sdp_rx_purge() came first. */
+		if (!list_empty(&b->node)) {
 			ssk->rx_bytes -= b->len - b->off;
 			list_del_init(&b->node);
 		}
@@ -632,6 +675,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	} else {
 		clear_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
 		clear_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
+		ssk->zc_rd_len = len;
 		ret = rdma_rw_ctx_post(&ctx, ssk->qp, port, &ssk->zc_rd_cqe,
 				       NULL);
 		if (!ret) {
@@ -656,18 +700,15 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		__sdp_conn_abort(ssk, ECONNRESET, true);
 		ret = -ECONNRESET;
 	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
+		/* sdp_zc_rd_report() has told the peer already. */
 		b->off += len;
 		ssk->rx_bytes -= len;
-		ssk->zc_rx_compl += len;
 		sdp_stat_rdma_read(ssk, len);
 		sdp_stat_zcopy_rx(ssk, len);
-		if (b->off == b->len) {
-			ssk->zc_rx = NULL;
-			clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+		if (b->off == b->len)
 			sdp_rx_consumed(ssk, b);
-		} else if (test_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags)) {
+		else if (test_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags))
 			sdp_zc_rx_decline(ssk);
-		}
 		sdp_tx_try_control(ssk);
 		ret = len;
 	} else {
@@ -769,6 +810,39 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 	return false;
 }
 
+/**
+ * sdp_zc_rx_inv() - the peer sent @b with Invalidate of our key @rkey
+ * @ssk: the socket; ssk->lock held
+ * @b: the received message, not yet parsed
+ * @byte_len: bytes received
+ * @rkey: the key the peer's SEND invalidated
+ *
+ * Only the RdmaRdCompl that reports the last bytes of our advertisement
+ * may do that, and only with the advertised key; the device has already
+ * made the key useless, so the sender skips its own LOCAL_INV.
+ *
+ * Return: false for anything else (the connection is to be aborted).
+ */
+bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
+		   u32 rkey)
+{
+	struct sdp_bsdh *h = b->data;
+	struct sdp_rrch *rr = (void *)(h + 1);
+
+	if (byte_len != sizeof(*h) + sizeof(*rr) ||
+	    h->mid != SDP_MID_RDMA_RD_COMPL || !ssk->zc_tx_len ||
+	    !ssk->zc_mr || rkey != ssk->zc_mr->rkey ||
+	    be32_to_cpu(rr->len) != ssk->zc_tx_len - ssk->zc_tx_acked) {
+		sdp_warn_peer(ssk, "message %#x invalidated key %#x unexpectedly; aborting\n",
+			      h->mid, rkey);
+		return false;
+	}
+	set_bit(SDP_F_ZC_RINV, &ssk->flags);
+	SDP_SK_INC(ssk, rinv_rx);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_RX);
+	return true;
+}
+
 /*
  * Send the zero-copy control messages that are due, in order: the bytes
  * read (RdmaRdCompl) before a SendSM that ends the advertisement; our
@@ -779,20 +853,27 @@ void sdp_zc_tx_control(struct sdp_sock *ssk)
 {
 	if (ssk->zc_rx_compl) {
 		struct sdp_rrch rr = { .len = cpu_to_be32(ssk->zc_rx_compl) };
+		bool inv = test_bit(SDP_F_ZC_RX_INV, &ssk->flags);
 
-		if (__sdp_post_ctrl(ssk, SDP_MID_RDMA_RD_COMPL, &rr, sizeof(rr)))
+		if (__sdp_post_ctrl(ssk, SDP_MID_RDMA_RD_COMPL, &rr, sizeof(rr),
+				    inv ? &ssk->zc_rx_inv : NULL))
 			return;
 		ssk->zc_rx_compl = 0;
+		if (inv) {
+			clear_bit(SDP_F_ZC_RX_INV, &ssk->flags);
+			SDP_SK_INC(ssk, rinv_tx);
+			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_TX);
+		}
 	}
 	if (test_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags)) {
-		if (__sdp_post_ctrl(ssk, SDP_MID_SENDSM, NULL, 0))
+		if (__sdp_post_ctrl(ssk, SDP_MID_SENDSM, NULL, 0, NULL))
 			return;
 		clear_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags);
 	}
 	if (test_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags) &&
 	    !test_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags) &&
 	    ssk->tx_post == ssk->tx_head &&
-	    !__sdp_post_ctrl(ssk, SDP_MID_SRCAVAIL_CANCEL, NULL, 0)) {
+	    !__sdp_post_ctrl(ssk, SDP_MID_SRCAVAIL_CANCEL, NULL, 0, NULL)) {
 		set_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
 	}
 }

@@ -93,7 +93,7 @@ struct hello {
 	struct bsdh bsdh;
 	uint8_t version;
 	uint8_t ipv;
-	uint8_t rsvd1;
+	uint8_t flags;			/* HF_* */
 	uint8_t max_adverts;
 	uint32_t desremrcvsz;
 	uint32_t localrcvsz;
@@ -105,10 +105,13 @@ struct hello_ack {
 	struct bsdh bsdh;
 	uint8_t version;
 	uint8_t ipv;
-	uint8_t rsvd1;
+	uint8_t flags;
 	uint8_t max_adverts;
 	uint32_t actrcvsz;
 } __attribute__((packed));
+
+/* Hello(Ack) flags: the sender's advertised keys may be invalidated. */
+#define HF_RINV		0x01
 
 /* After the BSDH of a SrcAvail. */
 struct srcah {
@@ -131,6 +134,8 @@ struct msg {
 	uint32_t mseq;
 	uint32_t mseq_ack;
 	uint32_t byte_len;
+	bool inv;			/* a SEND with Invalidate ... */
+	uint32_t inv_rkey;		/* ... of this key of ours */
 	char payload[64];
 	size_t paylen;
 };
@@ -168,6 +173,9 @@ struct peer {
 	unsigned int rx_n;		/* messages received */
 	unsigned int rx_read;		/* ... and taken by peer_next_msg() */
 	bool completion_errors_ok;	/* the case makes the module log some */
+	uint8_t hello_flags;		/* our Hello's flags (HF_*) */
+	bool inv;			/* the next SEND invalidates ... */
+	uint32_t inv_rkey;		/* ... this key of the module's */
 };
 
 /* ---- Kernel log ---------------------------------------------------- */
@@ -309,9 +317,11 @@ static int peer_post_recv(struct peer *p, unsigned int i)
 	return ibv_post_recv(p->qpp, &wr, &bad);
 }
 
-static void peer_record(struct peer *p, unsigned int i, uint32_t byte_len)
+static void peer_record(struct peer *p, unsigned int i,
+			const struct ibv_wc *wc)
 {
 	const uint8_t *data = p->buf + (size_t)i * PEER_BUF_SIZE;
+	uint32_t byte_len = wc->byte_len;
 	struct msg *m;
 	struct bsdh h;
 
@@ -322,6 +332,15 @@ static void peer_record(struct peer *p, unsigned int i, uint32_t byte_len)
 	m = &p->rx[p->rx_n++];
 	memset(m, 0, sizeof(*m));
 	m->byte_len = byte_len;
+	/*
+	 * Soft-RoCE in Linux 6.1 hands user space the kernel's flag
+	 * (IB_WC_WITH_INVALIDATE, 1 << 2), which reads as IBV_WC_IP_CSUM_OK;
+	 * that flag has no meaning on an RC receive, so take it as well.
+	 */
+	if (wc->wc_flags & (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK)) {
+		m->inv = true;
+		m->inv_rkey = wc->invalidated_rkey;
+	}
 	if (byte_len < sizeof(h)) {
 		m->mid = byte_len ? data[0] : 0;
 		return;
@@ -352,7 +371,7 @@ static void peer_poll_cq(struct peer *p)
 				unsigned int b = wc[i].wr_id & 0xffff;
 
 				if (wc[i].status == IBV_WC_SUCCESS) {
-					peer_record(p, b, wc[i].byte_len);
+					peer_record(p, b, &wc[i]);
 					/* Fails only once the QP is gone. */
 					peer_post_recv(p, b);
 				} else if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
@@ -447,6 +466,11 @@ static void peer_post_op(struct peer *p, enum ibv_wr_opcode op, void *addr,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
 
+	if (op == IBV_WR_SEND && p->inv) {
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.invalidate_rkey = p->inv_rkey;
+		p->inv = false;
+	}
 	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
 	      strerror(errno));
 	p->tx_slot++;
@@ -624,6 +648,7 @@ static void hello_init(struct hello *hh, const struct peer *p)
 	hh->bsdh.len = htonl(sizeof(*hh));
 	hh->version = 0x30;
 	hh->ipv = p->addr.ss_family == AF_INET6 ? 0x60 : 0x40;
+	hh->flags = p->hello_flags;
 	hh->max_adverts = 1;
 	hh->desremrcvsz = htonl(PEER_BUF_SIZE);
 	hh->localrcvsz = htonl(PEER_BUF_SIZE);
@@ -786,6 +811,15 @@ static void peer_listen(struct peer *p, int backlog, int bufsize)
  * connected to it with a valid Hello, the HelloAck checked, and the SDP
  * socket accepted.
  */
+static void peer_setup_flags(struct peer *p, int bufsize, uint8_t flags)
+{
+	peer_listen(p, 4, bufsize);
+	p->hello_flags = flags;
+	peer_start(p, NULL);
+	peer_established(p);
+	p->sock = net_accept(p->listener, WAIT_MS);
+}
+
 static void peer_setup(struct peer *p, int bufsize)
 {
 	peer_listen(p, 4, bufsize);
@@ -1330,6 +1364,220 @@ static void test_zcopy_bad_key_from_peer(void)
 	peer_teardown(&p);
 }
 
+static struct sdp_info sdp_info_of(int fd)
+{
+	struct sdp_info info;
+	socklen_t len = sizeof(info);
+
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len));
+	CHECK(len == sizeof(info), "SDP_INFO: %u bytes", (unsigned int)len);
+	return info;
+}
+
+/*
+ * One 64 KiB zero-copy send of the module read by the peer, reported by
+ * an RdmaRdCompl that is a SEND with Invalidate of the key if @inv.
+ * Returns the advertisement.
+ */
+static struct srcah zsend_read_by_peer(struct peer *p, bool inv)
+{
+	struct zsend z = { .fd = p->sock, .len = PEER_BIG };
+	uint32_t rr;
+	struct srcah sa;
+	pthread_t t;
+
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	sa = peer_expect_srcavail(p);
+	CHECK(sa.len == PEER_BIG, "SrcAvail of %u bytes", sa.len);
+	peer_rdma(p, IBV_WR_RDMA_READ, sa.len, sa.vaddr, sa.rkey);
+	peer_sends_ok(p);
+	CHECK(pattern_check(p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+			    (size_t)PEER_TX_SLOTS * PEER_TX_SLOT, sa.len, 77,
+			    0) < 0, "the RDMA read got the wrong bytes");
+	rr = htonl(sa.len);
+	p->inv = inv;
+	p->inv_rkey = sa.rkey;
+	peer_send(p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
+	peer_sends_ok(p);
+	pthread_join(t, NULL);
+	CHECK(z.ret == PEER_BIG, "send: %zd (%s)", z.ret, strerror(z.err));
+	return sa;
+}
+
+/*
+ * Remote invalidation: the module's HelloAck allows it, and a peer whose
+ * last RdmaRdCompl invalidates the module's key ends the send as well as
+ * a plain one does.  The module counts it (and posts no invalidation of
+ * its own), registers its next advertisement in the same MR under a new
+ * key, and the invalidated key no longer works.
+ */
+static void test_zcopy_remote_inv(void)
+{
+	struct srcah first, second;
+	struct sdp_info info;
+	struct peer p;
+
+	klog_start();
+	peer_setup(&p, 0);
+	CHECK(p.ha.flags == HF_RINV, "HelloAck flags %#x, expected %#x",
+	      p.ha.flags, HF_RINV);
+	first = zsend_read_by_peer(&p, true);
+	info = sdp_info_of(p.sock);
+	CHECK(info.sdpi_rinv_rx == 1 && info.sdpi_zcopy_tx_bytes == PEER_BIG,
+	      "after the invalidating RdmaRdCompl: rinv_rx %llu, zcopy_tx %llu",
+	      (unsigned long long)info.sdpi_rinv_rx,
+	      (unsigned long long)info.sdpi_zcopy_tx_bytes);
+
+	second = zsend_read_by_peer(&p, false);
+	CHECK(second.rkey != first.rkey, "the key %#x was advertised twice",
+	      first.rkey);
+	info = sdp_info_of(p.sock);
+	CHECK(info.sdpi_rinv_rx == 1 && info.sdpi_srcavail_tx == 2 &&
+	      info.sdpi_zcopy_tx_bytes == 2 * PEER_BIG,
+	      "after a plain RdmaRdCompl: rinv_rx %llu, srcavail_tx %llu",
+	      (unsigned long long)info.sdpi_rinv_rx,
+	      (unsigned long long)info.sdpi_srcavail_tx);
+
+	p.completion_errors_ok = true;
+	peer_rdma(&p, IBV_WR_RDMA_READ, first.len, first.vaddr, first.rkey);
+	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
+	      "stale-key read did not complete");
+	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
+	      "read through the invalidated key: %u errors, last %s",
+	      p.tx_errors, ibv_wc_status_str(p.tx_status));
+	peer_teardown(&p);
+}
+
+/*
+ * Only the RdmaRdCompl that reports the last advertised bytes may
+ * invalidate the key: a Data message, or an RdmaRdCompl for part of the
+ * advertisement, that invalidates it aborts the connection with a log
+ * line, and the send fails instead of hanging.
+ */
+static void test_zcopy_bad_remote_inv(void)
+{
+	static const struct {
+		uint8_t mid;
+		uint32_t len;	/* RdmaRdCompl: bytes reported */
+		const char *log;
+	} cases[] = {
+		{ MID_DATA, 0, "message 0xff invalidated key" },
+		{ MID_RDMA_RD_COMPL, PEER_BIG / 2, "message 0x6 invalidated key" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct zsend z = { .len = PEER_BIG };
+		uint32_t rr = htonl(cases[i].len);
+		struct srcah sa;
+		struct peer p;
+		pthread_t t;
+
+		tap_diag("%s with Invalidate", mid_name(cases[i].mid));
+		klog_start();
+		peer_setup(&p, 0);
+		z.fd = p.sock;
+		CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+		sa = peer_expect_srcavail(&p);
+		p.completion_errors_ok = true;
+		p.inv = true;
+		p.inv_rkey = sa.rkey;
+		if (cases[i].mid == MID_DATA)
+			peer_send_data(&p, "x");
+		else
+			peer_send(&p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
+		pthread_join(t, NULL);
+		CHECK(z.ret < 0, "send returned %zd", z.ret);
+		klog_expect(cases[i].log);
+		peer_expect_disconnect(&p);
+		peer_teardown(&p);
+	}
+}
+
+/*
+ * The module reading the peer's advertisement: its last RdmaRdCompl
+ * invalidates the peer's key only if the peer's Hello allowed that (the
+ * peer advertises a memory window then, which remote invalidation can
+ * end; a plain MR otherwise).
+ */
+static void test_zcopy_remote_inv_to_peer(void)
+{
+	unsigned int allow;
+
+	for (allow = 0; allow <= 1; allow++) {
+		uint8_t *big, *got = malloc(PEER_BIG);
+		struct ibv_mw *mw = NULL;
+		struct ibv_mr *mr;
+		struct sdp_info info;
+		struct srcah sa;
+		uint32_t rkey;
+		struct msg *m;
+		struct peer p;
+		ssize_t n;
+
+		tap_diag("peer %s remote invalidation",
+			 allow ? "allows" : "does not allow");
+		CHECK(got, "out of memory");
+		klog_start();
+		peer_setup_flags(&p, 0, allow ? HF_RINV : 0);
+		big = p.buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+		      (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
+		pattern_fill(big, PEER_BIG, 91, 0);
+		mr = ibv_reg_mr(p.pd, big, PEER_BIG, IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+		CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
+		rkey = mr->rkey;
+		if (allow) {
+			struct ibv_send_wr wr = {
+				.wr_id = p.tx_slot,
+				.opcode = IBV_WR_BIND_MW,
+				.send_flags = IBV_SEND_SIGNALED,
+			}, *bad;
+
+			mw = ibv_alloc_mw(p.pd, IBV_MW_TYPE_2);
+			CHECK(mw, "ibv_alloc_mw: %s", strerror(errno));
+			rkey = ibv_inc_rkey(mw->rkey);
+			wr.bind_mw.mw = mw;
+			wr.bind_mw.rkey = rkey;
+			wr.bind_mw.bind_info.mr = mr;
+			wr.bind_mw.bind_info.addr = (uintptr_t)big;
+			wr.bind_mw.bind_info.length = PEER_BIG;
+			wr.bind_mw.bind_info.mw_access_flags =
+				IBV_ACCESS_REMOTE_READ;
+			CHECK(ibv_post_send(p.qpp, &wr, &bad) == 0,
+			      "bind MW: %s", strerror(errno));
+			p.tx_slot++;
+			p.tx_posted++;
+			peer_sends_ok(&p);
+		}
+		sa.len = htonl(PEER_BIG);
+		sa.rkey = htonl(rkey);
+		sa.vaddr = htobe64((uintptr_t)big);
+		peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+		peer_sends_ok(&p);
+		n = recv(p.sock, got, PEER_BIG, MSG_WAITALL);
+		CHECK(n == PEER_BIG, "recv: %zd (%s)", n, strerror(errno));
+		CHECK(pattern_check(got, PEER_BIG, 91, 0) < 0,
+		      "the module read the wrong bytes");
+		m = peer_expect_msg(&p, MID_RDMA_RD_COMPL, p.tx_mseq);
+		CHECK(m->paylen == 4 && !memcmp(m->payload, &sa.len, 4),
+		      "RdmaRdCompl of %zu bytes", m->paylen);
+		CHECK(m->inv == allow && (!allow || m->inv_rkey == rkey),
+		      "RdmaRdCompl %s Invalidate (key %#x, advertised %#x)",
+		      m->inv ? "with" : "without", m->inv_rkey, rkey);
+		info = sdp_info_of(p.sock);
+		CHECK(info.sdpi_rinv_tx == allow && info.sdpi_zcopy_rx_bytes ==
+		      PEER_BIG, "rinv_tx %llu, zcopy_rx %llu",
+		      (unsigned long long)info.sdpi_rinv_tx,
+		      (unsigned long long)info.sdpi_zcopy_rx_bytes);
+		orderly_close(&p);
+		CHECK(!mw || ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
+		CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
+		peer_teardown(&p);
+		free(got);
+	}
+}
+
 /* BSDH len and the bytes that arrived differ, either way. */
 static void test_bad_length(void)
 {
@@ -1795,6 +2043,9 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_zcopy_key_range),
 	TAP_TEST(test_zcopy_key_read_only),
 	TAP_TEST(test_zcopy_bad_key_from_peer),
+	TAP_TEST(test_zcopy_remote_inv),
+	TAP_TEST(test_zcopy_bad_remote_inv),
+	TAP_TEST(test_zcopy_remote_inv_to_peer),
 	TAP_TEST(test_bad_length),
 	TAP_TEST(test_short_message),
 	TAP_TEST(test_bad_sequence),

@@ -240,13 +240,15 @@ static void test_path_counters(void)
 {
 	struct sdp_info ci, si;
 	struct reader r = { .seed = 11, .want = MIB };
-	long long tx0, rx0;
+	long long tx0, rx0, itx0, irx0;
 	pthread_t t;
 	int c, s;
 
 	need_sdp();
 	tx0 = stat_value("ZcopyTxBytes");
 	rx0 = stat_value("ZcopyRxBytes");
+	itx0 = stat_value("ZcopyRemoteInvTx");
+	irx0 = stat_value("ZcopyRemoteInvRx");
 	net_pair(&c, &s);
 	r.fd = s;
 	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
@@ -280,6 +282,25 @@ static void test_path_counters(void)
 	      (unsigned long long)si.sdpi_zcopy_rx_bytes,
 	      (unsigned long long)si.sdpi_bcopy_rx_bytes,
 	      (unsigned long long)si.sdpi_rdma_reads);
+	/*
+	 * Every advertisement was read in full, so the receiver's last
+	 * RdmaRdCompl of each invalidated the sender's key (both ends
+	 * allow it), and the sender posted no invalidation of its own.
+	 */
+	CHECK(si.sdpi_rinv_tx == si.sdpi_srcavail_rx &&
+	      ci.sdpi_rinv_rx == ci.sdpi_srcavail_tx,
+	      "remote invalidations: %llu sent for %llu SrcAvail, %llu received for %llu",
+	      (unsigned long long)si.sdpi_rinv_tx,
+	      (unsigned long long)si.sdpi_srcavail_rx,
+	      (unsigned long long)ci.sdpi_rinv_rx,
+	      (unsigned long long)ci.sdpi_srcavail_tx);
+	CHECK(stat_value("ZcopyRemoteInvTx") - itx0 ==
+	      (long long)ci.sdpi_srcavail_tx &&
+	      stat_value("ZcopyRemoteInvRx") - irx0 ==
+	      (long long)ci.sdpi_srcavail_tx,
+	      "/proc/net/sdp_stats: ZcopyRemoteInvTx +%lld, ZcopyRemoteInvRx +%lld",
+	      stat_value("ZcopyRemoteInvTx") - itx0,
+	      stat_value("ZcopyRemoteInvRx") - irx0);
 	expect_unpinned();
 
 	/* Disabled: the same send through the buffers. */

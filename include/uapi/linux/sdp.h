@@ -63,6 +63,10 @@
  * @sdpi_cancel_rx: SrcAvailCancel received
  * @sdpi_zcopy_fallbacks: zero-copy sends that went buffered instead
  *	because the pages could not be pinned (RLIMIT_MEMLOCK, bad memory)
+ * @sdpi_rinv_tx: RdmaRdCompls sent with Invalidate of the peer's key
+ *	(the peer then needs no invalidation of its own)
+ * @sdpi_rinv_rx: our advertisements whose key the peer's last
+ *	RdmaRdCompl invalidated
  */
 struct sdp_info {
 	__u64 sdpi_bcopy_tx_bytes;
@@ -77,6 +81,8 @@ struct sdp_info {
 	__u64 sdpi_cancel_tx;
 	__u64 sdpi_cancel_rx;
 	__u64 sdpi_zcopy_fallbacks;
+	__u64 sdpi_rinv_tx;
+	__u64 sdpi_rinv_rx;
 };
 
 #endif /* _UAPI_LINUX_SDP_H */
