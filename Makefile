@@ -45,8 +45,8 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-vm demo demo-vm bench bench-vm lint checkpatch deps clean \
-	install install-files uninstall
+	check check-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	lint checkpatch deps clean install install-files uninstall
 
 all: module tests examples tools bench-tools libsdp
 
@@ -133,6 +133,13 @@ bench: deps
 
 bench-vm: all
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
+
+# The verbs-relative targets as back-to-back pairs (scripts/bench-pairs).
+bench-pairs: deps
+	$(MAKE) bench-pairs-vm
+
+bench-pairs-vm: all
+	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-pairs
 
 # Installation.  The module goes where depmod looks for out-of-tree
 # modules of the kernel it was built for (KDIR's release); with DESTDIR
