@@ -1229,141 +1229,6 @@ static void *zsend_fn(void *arg)
 	return NULL;
 }
 
-/*
- * The module's key: the peer RDMA-reads a 64 KiB SrcAvail and reports
- * it with RdmaRdCompl; send() returns.  The same key then fails with a
- * remote access error: it is invalid once the transfer is over.
- */
-static void test_zcopy_stale_key(void)
-{
-	struct zsend z = { .len = PEER_BIG };
-	uint32_t rr;
-	struct srcah sa;
-	struct peer p;
-	pthread_t t;
-
-	klog_start();
-	peer_setup(&p, 0);
-	z.fd = p.sock;
-	CHECK(sockopt_get(p.sock, SOL_SDP, SDP_ZCOPY_THRESH) <= PEER_BIG,
-	      "64 KiB would not go zero-copy");
-	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
-	sa = peer_expect_srcavail(&p);
-	tap_diag("SrcAvail: %u bytes, rkey %#x, vaddr %#llx", sa.len, sa.rkey,
-		 (unsigned long long)sa.vaddr);
-	CHECK(sa.len == PEER_BIG, "SrcAvail of %u bytes", sa.len);
-	peer_rdma(&p, IBV_WR_RDMA_READ, sa.len, sa.vaddr, sa.rkey);
-	peer_sends_ok(&p);
-	CHECK(pattern_check(p.buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
-			    (size_t)PEER_TX_SLOTS * PEER_TX_SLOT, sa.len, 77,
-			    0) < 0, "the RDMA read got the wrong bytes");
-	rr = htonl(sa.len);
-	peer_send(&p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
-	peer_sends_ok(&p);
-	pthread_join(t, NULL);
-	CHECK(z.ret == PEER_BIG, "send: %zd (%s)", z.ret, strerror(z.err));
-
-	/* The transfer is over: the key must not work any more. */
-	p.completion_errors_ok = true;
-	peer_rdma(&p, IBV_WR_RDMA_READ, sa.len, sa.vaddr, sa.rkey);
-	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
-	      "stale-key read did not complete");
-	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
-	      "read through the stale key: %u errors, last %s", p.tx_errors,
-	      ibv_wc_status_str(p.tx_status));
-	peer_teardown(&p);
-}
-
-/*
- * The module's key covers exactly the advertised bytes: a read one byte
- * longer fails with a remote access error, and the send then fails
- * rather than hangs.
- */
-static void test_zcopy_key_range(void)
-{
-	struct zsend z = { .len = PEER_BIG - 1 };
-	struct srcah sa;
-	struct peer p;
-	pthread_t t;
-
-	klog_start();
-	peer_setup(&p, 0);
-	z.fd = p.sock;
-	CHECK_OK(setsockopt(p.sock, SOL_SDP, SDP_ZCOPY_THRESH,
-			    &(int){ 4096 }, sizeof(int)));
-	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
-	sa = peer_expect_srcavail(&p);
-	CHECK(sa.len == PEER_BIG - 1, "SrcAvail of %u bytes", sa.len);
-	p.completion_errors_ok = true;
-	peer_rdma(&p, IBV_WR_RDMA_READ, sa.len + 1, sa.vaddr, sa.rkey);
-	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
-	      "the read did not complete");
-	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
-	      "read past the advertised range: %u errors, last %s",
-	      p.tx_errors, ibv_wc_status_str(p.tx_status));
-	/* Our QP is dead; the module's send must end with an error. */
-	rdma_disconnect(p.id);
-	pthread_join(t, NULL);
-	CHECK(z.ret < 0, "send returned %zd", z.ret);
-	peer_teardown(&p);
-}
-
-/*
- * The module's key allows remote read only: an RDMA write through it
- * fails with a remote access error and the sender's buffer is unchanged.
- */
-static void test_zcopy_key_read_only(void)
-{
-	struct zsend z = { .len = PEER_BIG };
-	struct srcah sa;
-	struct peer p;
-	pthread_t t;
-
-	klog_start();
-	peer_setup(&p, 0);
-	z.fd = p.sock;
-	z.check = true;
-	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
-	sa = peer_expect_srcavail(&p);
-	p.completion_errors_ok = true;
-	peer_rdma(&p, IBV_WR_RDMA_WRITE, 16, sa.vaddr, sa.rkey);
-	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
-	      "the write did not complete");
-	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
-	      "write through the read-only key: %u errors, last %s",
-	      p.tx_errors, ibv_wc_status_str(p.tx_status));
-	rdma_disconnect(p.id);
-	pthread_join(t, NULL);
-	CHECK(z.intact, "the sender's buffer was written to");
-	peer_teardown(&p);
-}
-
-/*
- * A peer that advertises memory the module cannot read (a bogus key):
- * the module's RDMA read fails, it aborts with a log line, and recv()
- * reports ECONNRESET.
- */
-static void test_zcopy_bad_key_from_peer(void)
-{
-	struct srcah sa = { htonl(4096), htonl(0xdead00), htobe64(0x10000) };
-	char buf[8192];
-	struct peer p;
-	ssize_t n;
-
-	klog_start();
-	peer_setup(&p, 0);
-	p.completion_errors_ok = true;
-	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
-	peer_sends_ok(&p);
-	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN, "SrcAvail not readable");
-	n = recv(p.sock, buf, sizeof(buf), 0);
-	CHECK(n < 0 && errno == ECONNRESET, "recv: %zd (%s)", n,
-	      strerror(errno));
-	klog_expect("RDMA read of its SrcAvail failed");
-	peer_expect_disconnect(&p);
-	peer_teardown(&p);
-}
-
 static struct sdp_info sdp_info_of(int fd)
 {
 	struct sdp_info info;
@@ -1405,6 +1270,127 @@ static struct srcah zsend_read_by_peer(struct peer *p, bool inv)
 }
 
 /*
+ * Post RDMA operation @op of @len bytes at @raddr/@rkey of the module,
+ * which must fail with a remote access error (it is the only error).
+ */
+static void peer_expect_access_error(struct peer *p, enum ibv_wr_opcode op,
+				     size_t len, uint64_t raddr, uint32_t rkey,
+				     const char *what)
+{
+	p->completion_errors_ok = true;
+	peer_rdma(p, op, len, raddr, rkey);
+	CHECK(PEER_WAIT(p, p->tx_done == p->tx_posted, WAIT_MS),
+	      "%s did not complete", what);
+	CHECK(p->tx_errors == 1 && p->tx_status == IBV_WC_REM_ACCESS_ERR,
+	      "%s: %u errors, last %s", what, p->tx_errors,
+	      ibv_wc_status_str(p->tx_status));
+}
+
+/*
+ * The module's key: the peer RDMA-reads a 64 KiB SrcAvail and reports
+ * it with RdmaRdCompl; send() returns.  The same key then fails with a
+ * remote access error: it is invalid once the transfer is over.
+ */
+static void test_zcopy_stale_key(void)
+{
+	struct srcah sa;
+	struct peer p;
+
+	klog_start();
+	peer_setup(&p, 0);
+	CHECK(sockopt_get(p.sock, SOL_SDP, SDP_ZCOPY_THRESH) <= PEER_BIG,
+	      "64 KiB would not go zero-copy");
+	sa = zsend_read_by_peer(&p, false);
+	tap_diag("SrcAvail: %u bytes, rkey %#x, vaddr %#llx", sa.len, sa.rkey,
+		 (unsigned long long)sa.vaddr);
+
+	/* The transfer is over: the key must not work any more. */
+	peer_expect_access_error(&p, IBV_WR_RDMA_READ, sa.len, sa.vaddr,
+				 sa.rkey, "read through the stale key");
+	peer_teardown(&p);
+}
+
+/*
+ * The module's key covers exactly the advertised bytes: a read one byte
+ * longer fails with a remote access error, and the send then fails
+ * rather than hangs.
+ */
+static void test_zcopy_key_range(void)
+{
+	struct zsend z = { .len = PEER_BIG - 1 };
+	struct srcah sa;
+	struct peer p;
+	pthread_t t;
+
+	klog_start();
+	peer_setup(&p, 0);
+	z.fd = p.sock;
+	CHECK_OK(setsockopt(p.sock, SOL_SDP, SDP_ZCOPY_THRESH,
+			    &(int){ 4096 }, sizeof(int)));
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	sa = peer_expect_srcavail(&p);
+	CHECK(sa.len == PEER_BIG - 1, "SrcAvail of %u bytes", sa.len);
+	peer_expect_access_error(&p, IBV_WR_RDMA_READ, sa.len + 1, sa.vaddr,
+				 sa.rkey, "read past the advertised range");
+	/* Our QP is dead; the module's send must end with an error. */
+	rdma_disconnect(p.id);
+	pthread_join(t, NULL);
+	CHECK(z.ret < 0, "send returned %zd", z.ret);
+	peer_teardown(&p);
+}
+
+/*
+ * The module's key allows remote read only: an RDMA write through it
+ * fails with a remote access error and the sender's buffer is unchanged.
+ */
+static void test_zcopy_key_read_only(void)
+{
+	struct zsend z = { .len = PEER_BIG };
+	struct srcah sa;
+	struct peer p;
+	pthread_t t;
+
+	klog_start();
+	peer_setup(&p, 0);
+	z.fd = p.sock;
+	z.check = true;
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	sa = peer_expect_srcavail(&p);
+	peer_expect_access_error(&p, IBV_WR_RDMA_WRITE, 16, sa.vaddr, sa.rkey,
+				 "write through the read-only key");
+	rdma_disconnect(p.id);
+	pthread_join(t, NULL);
+	CHECK(z.intact, "the sender's buffer was written to");
+	peer_teardown(&p);
+}
+
+/*
+ * A peer that advertises memory the module cannot read (a bogus key):
+ * the module's RDMA read fails, it aborts with a log line, and recv()
+ * reports ECONNRESET.
+ */
+static void test_zcopy_bad_key_from_peer(void)
+{
+	struct srcah sa = { htonl(4096), htonl(0xdead00), htobe64(0x10000) };
+	char buf[8192];
+	struct peer p;
+	ssize_t n;
+
+	klog_start();
+	peer_setup(&p, 0);
+	p.completion_errors_ok = true;
+	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+	peer_sends_ok(&p);
+	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN, "SrcAvail not readable");
+	n = recv(p.sock, buf, sizeof(buf), 0);
+	CHECK(n < 0 && errno == ECONNRESET, "recv: %zd (%s)", n,
+	      strerror(errno));
+	klog_expect("RDMA read of its SrcAvail failed");
+	peer_expect_disconnect(&p);
+	peer_teardown(&p);
+}
+
+/*
  * Remote invalidation: the module's HelloAck allows it, and a peer whose
  * last RdmaRdCompl invalidates the module's key ends the send as well as
  * a plain one does.  The module counts it (and posts no invalidation of
@@ -1438,13 +1424,8 @@ static void test_zcopy_remote_inv(void)
 	      (unsigned long long)info.sdpi_rinv_rx,
 	      (unsigned long long)info.sdpi_srcavail_tx);
 
-	p.completion_errors_ok = true;
-	peer_rdma(&p, IBV_WR_RDMA_READ, first.len, first.vaddr, first.rkey);
-	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
-	      "stale-key read did not complete");
-	CHECK(p.tx_errors == 1 && p.tx_status == IBV_WC_REM_ACCESS_ERR,
-	      "read through the invalidated key: %u errors, last %s",
-	      p.tx_errors, ibv_wc_status_str(p.tx_status));
+	peer_expect_access_error(&p, IBV_WR_RDMA_READ, first.len, first.vaddr,
+				 first.rkey, "read through the invalidated key");
 	peer_teardown(&p);
 }
 
