@@ -19,6 +19,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
 #include <net/busy_poll.h>
 
 #include "sdp.h"
@@ -150,13 +151,20 @@ void sdp_cq_destroy(struct sdp_sock *ssk)
 /*
  * Poll the CQ from process context for at most the busy-poll time, until
  * @done(@sk, @arg) holds.  Called with lock_sock() held, before sleeping.
+ *
+ * Polling also stops as soon as another task is runnable on this CPU, as
+ * KVM's halt polling does: that task may be the very peer we wait for
+ * (both ends of a connection on one CPU), and every microsecond spent
+ * spinning would delay its reply by as much.  The reader then sleeps and
+ * is woken by the completion like any other.
  */
 void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 		   size_t arg)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
+	struct net *net = sock_net(sk);
 	unsigned int usec = READ_ONCE(sk->sk_ll_usec) ?:
-			     sdp_sysctl_recv_poll(sock_net(sk));
+			     sdp_sysctl_recv_poll(net);
 	u64 end;
 
 	if (!usec || !ssk->cq || !test_bit(SDP_F_QP, &ssk->flags))
@@ -167,8 +175,14 @@ void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 			sdp_cq_process(ssk, SDP_CQ_BATCH);
 			spin_unlock_bh(&ssk->poll_lock);
 		}
-		if (done(sk, arg))
+		if (done(sk, arg)) {
+			SDP_INC_STATS(net, SDP_MIB_BUSY_POLL_HITS);
 			return;
+		}
+		if (!single_task_running()) {
+			SDP_INC_STATS(net, SDP_MIB_BUSY_POLL_YIELDS);
+			return;
+		}
 		cpu_relax();
 	} while (!signal_pending(current) && !need_resched() &&
 		 local_clock() < end);

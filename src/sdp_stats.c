@@ -71,6 +71,8 @@ const char *const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_DISCONN_RX]		= "DisConnRx",
 	[SDP_MIB_ABORTCONN_TX]		= "AbortConnTx",
 	[SDP_MIB_ABORTCONN_RX]		= "AbortConnRx",
+	[SDP_MIB_BUSY_POLL_HITS]	= "BusyPollHits",
+	[SDP_MIB_BUSY_POLL_YIELDS]	= "BusyPollYields",
 };
 
 static const u8 sdp_abort_mib[] = {

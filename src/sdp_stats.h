@@ -81,6 +81,9 @@ enum sdp_mib_field {
 	SDP_MIB_DISCONN_RX,
 	SDP_MIB_ABORTCONN_TX,
 	SDP_MIB_ABORTCONN_RX,
+	/* busy polling (sdp_busy_poll()) */
+	SDP_MIB_BUSY_POLL_HITS,		/* the poll found what it waited for */
+	SDP_MIB_BUSY_POLL_YIELDS,	/* stopped: another task was runnable */
 
 	SDP_MIB_MAX
 };

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <linux/sdp.h>
@@ -780,7 +782,9 @@ static void test_counters_transfer(void)
 		"ActiveOpens", "ActiveEstab", "PassiveOpens", "PassiveEstab",
 		"BcopyTxBytes", "BcopyTxMsgs", "BcopyRxBytes", "BcopyRxMsgs",
 		"DisConnTx", "DisConnRx", "CreditUpdatesTx",
-		"CreditUpdatesRx", "CreditStalls", "CurrEstab", NULL
+		"CreditUpdatesRx", "CreditStalls", "CurrEstab",
+		/* the blocking reads may poll: timing decides */
+		"BusyPollHits", "BusyPollYields", NULL
 	};
 	const size_t n = 1 << 20;
 	struct stats before, after, mid;
@@ -1088,6 +1092,158 @@ static void test_sysctl_fin_timeout_applies(void)
 	CHECK(!proc_net_sdp_has_inode(cino), "closed client still listed");
 	close(s);
 	sysctl_defaults();
+}
+
+/* ---- busy polling ---- */
+
+struct echo {
+	int fd;
+	int rounds;
+	int err;
+};
+
+/* Send back each byte that arrives, @rounds times. */
+static void *echo_fn(void *arg)
+{
+	struct echo *e = arg;
+	char ch;
+	int i;
+
+	for (i = 0; i < e->rounds; i++) {
+		if (read_all(e->fd, &ch, 1) != 1 ||
+		    write_all(e->fd, &ch, 1) != 1) {
+			e->err = errno ? errno : EIO;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/*
+ * @rounds one-byte round trips from @c to an echo thread on @s (created
+ * now, so it inherits the caller's CPU affinity); returns how long they
+ * took in microseconds.  Each blocking read waits for the other side.
+ */
+static long long ping_pong(int c, int s, int rounds)
+{
+	struct echo e = { .fd = s, .rounds = rounds };
+	long long t0, t;
+	pthread_t thr;
+	char ch = 'p';
+	int i, err;
+
+	err = pthread_create(&thr, NULL, echo_fn, &e);
+	CHECK(!err, "pthread_create: %s", strerror(err));
+	t0 = now_us();
+	for (i = 0; i < rounds; i++) {
+		CHECK(write_all(c, &ch, 1) == 1, "write: %s", strerror(errno));
+		CHECK(read_all(c, &ch, 1) == 1, "read: %s", strerror(errno));
+	}
+	t = now_us() - t0;
+	pthread_join(thr, NULL);
+	CHECK(!e.err, "echo: %s", strerror(e.err));
+	return t;
+}
+
+/*
+ * net.sdp.recv_poll and SO_BUSY_POLL decide whether a blocking receive
+ * polls: with either set, receives that wait for the reply find it while
+ * polling (BusyPollHits moves); with the sysctl at 0 and no SO_BUSY_POLL,
+ * nothing polls.
+ */
+static void test_busy_poll_settings(void)
+{
+	long long hits_default, hits_off, yields_off, hits_sockopt;
+	struct stats before, after;
+	int c, s;
+
+	sysctl_defaults();
+	net_pair(&c, &s);
+
+	stats_read(&before);
+	ping_pong(c, s, 50);
+	stats_read(&after);
+	hits_default = DELTA("BusyPollHits");
+
+	CHECK_OK(sysctl_write("recv_poll", 0));
+	stats_read(&before);
+	ping_pong(c, s, 50);
+	stats_read(&after);
+	hits_off = DELTA("BusyPollHits");
+	yields_off = DELTA("BusyPollYields");
+
+	/* SO_BUSY_POLL on the client only, the sysctl still 0. */
+	sockopt_set(c, SOL_SOCKET, SO_BUSY_POLL, 700);
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_BUSY_POLL) == 700,
+	      "SO_BUSY_POLL reads back %d",
+	      sockopt_get(c, SOL_SOCKET, SO_BUSY_POLL));
+	stats_read(&before);
+	ping_pong(c, s, 50);
+	stats_read(&after);
+	hits_sockopt = DELTA("BusyPollHits");
+	sysctl_defaults();
+	close(c);
+	close(s);
+
+	CHECK(hits_default > 0, "recv_poll 700: no receive found data by polling");
+	CHECK(hits_off == 0 && yields_off == 0,
+	      "recv_poll 0: BusyPollHits +%lld, BusyPollYields +%lld",
+	      hits_off, yields_off);
+	CHECK(hits_sockopt > 0,
+	      "SO_BUSY_POLL 700: no receive found data by polling");
+}
+
+/*
+ * Both ends on one CPU and a busy-poll time of 100 ms: a reader must stop
+ * polling as soon as the peer it waits for is runnable on its CPU
+ * (BusyPollYields moves), so that a round trip costs about what it costs
+ * without polling.  A reader that kept the CPU would delay every reply
+ * until the scheduler took the CPU away from it (a tick or more).
+ */
+static void test_busy_poll_yields_cpu(void)
+{
+	long long t_off, t_poll, yields;
+	struct stats before, after;
+	cpu_set_t saved, one;
+	int c, s, cpu;
+
+	sysctl_defaults();
+	CHECK_OK(sched_getaffinity(0, sizeof(saved), &saved));
+	for (cpu = 0; !CPU_ISSET(cpu, &saved); cpu++)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	CHECK_OK(sched_setaffinity(0, sizeof(one), &one));
+	net_pair(&c, &s);
+
+	CHECK_OK(sysctl_write("recv_poll", 0));
+	ping_pong(c, s, 10);	/* warm up */
+	t_off = ping_pong(c, s, 100);
+
+	sockopt_set(c, SOL_SOCKET, SO_BUSY_POLL, 100000);
+	sockopt_set(s, SOL_SOCKET, SO_BUSY_POLL, 100000);
+	stats_read(&before);
+	t_poll = ping_pong(c, s, 100);
+	stats_read(&after);
+	yields = DELTA("BusyPollYields");
+	sysctl_defaults();
+	close(c);
+	close(s);
+	CHECK_OK(sched_setaffinity(0, sizeof(saved), &saved));
+
+	tap_diag("one CPU, 100 round trips: %lld us without polling, %lld us with SO_BUSY_POLL 100 ms; %lld yields",
+		 t_off, t_poll, yields);
+	CHECK(yields > 0, "the pollers never gave the CPU up");
+	CHECK(t_poll < 3 * t_off, "polling made round trips %.1f times slower",
+	      (double)t_poll / t_off);
 }
 
 static bool tracing_dir(char *buf, size_t size)
@@ -1543,6 +1699,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_sysctl_bounds),
 	TAP_TEST(test_sysctl_per_netns),
 	TAP_TEST(test_sysctl_fin_timeout_applies),
+	TAP_TEST(test_busy_poll_settings),
+	TAP_TEST(test_busy_poll_yields_cpu),
 	TAP_TEST(test_tracepoints),
 	TAP_TEST(test_sdpstat_lists_sockets),
 	TAP_TEST(test_sdpstat_summary),
