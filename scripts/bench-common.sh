@@ -17,9 +17,11 @@ qperf_value() {
 		print v; exit }'
 }
 
+# pin=(taskset -c 0) runs the qperf server and clients on one CPU.
+pin=()
 qperf_server=
 start_qperf() {
-	qperf > /dev/null 2>&1 &
+	"${pin[@]}" qperf > /dev/null 2>&1 &
 	qperf_server=$!
 	sleep 1
 }
@@ -32,7 +34,7 @@ stop_qperf() {
 # client can miss its server, which would then wait forever.
 qperf_run() {	# qperf_run TEST MSGSIZE KEY
 	echo "bench: qperf $1 $2" >&2
-	timeout $((t + 60)) qperf -t "$t" -m "$2" "$addr" "$1" 2>&1 | qperf_value "$3"
+	timeout $((t + 60)) "${pin[@]}" qperf -t "$t" -m "$2" "$addr" "$1" 2>&1 | qperf_value "$3"
 }
 
 # perftest over the RDMA CM (-R); server first, then the client.
