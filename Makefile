@@ -10,6 +10,9 @@
 #   make demo          install what is missing, build, boot the guest and
 #                      show an SDP echo, sdpstat, and SDP vs TCP numbers
 #   make bench         SDP vs TCP vs verbs latency and bandwidth table
+#   make bench-pairs   the verbs-relative ratios as back-to-back pairs
+#   make bench-latency latency percentiles of SDP, TCP and verbs, and
+#                      what one socket call costs in the guest
 #   make lint          W=1 build, sparse and checkpatch, failing on any
 #                      warning
 #   make checkpatch    checkpatch.pl --strict over the sources
@@ -46,6 +49,7 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
 	check check-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	bench-latency bench-latency-vm \
 	lint checkpatch deps clean install install-files uninstall
 
 all: module tests examples tools bench-tools libsdp
@@ -63,7 +67,7 @@ examples/bin/%: examples/%.c include/uapi/linux/sdp.h
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
 # Programs scripts/bench runs in the guest.
-bench-tools: bench/bin/sdp_stream
+bench-tools: bench/bin/sdp_stream bench/bin/sdp_pingpong
 
 bench/bin/%: bench/%.c include/uapi/linux/sdp.h
 	@mkdir -p bench/bin
@@ -140,6 +144,13 @@ bench-pairs: deps
 
 bench-pairs-vm: all
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-pairs
+
+# Latency distributions and the socket-call floor (scripts/bench-latency).
+bench-latency: deps
+	$(MAKE) bench-latency-vm
+
+bench-latency-vm: all
+	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-latency
 
 # Installation.  The module goes where depmod looks for out-of-tree
 # modules of the kernel it was built for (KDIR's release); with DESTDIR
