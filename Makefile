@@ -69,7 +69,7 @@ examples/bin/%: examples/%.c include/uapi/linux/sdp.h
 # Programs scripts/bench runs in the guest.
 bench-tools: bench/bin/sdp_stream bench/bin/sdp_pingpong
 
-bench/bin/%: bench/%.c include/uapi/linux/sdp.h
+bench/bin/%: bench/%.c bench/bench.h include/uapi/linux/sdp.h
 	@mkdir -p bench/bin
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 

@@ -34,11 +34,7 @@
 #include <unistd.h>
 #include <linux/sdp.h>
 
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
+#include "bench.h"
 
 static double now_us(void)
 {
@@ -99,8 +95,7 @@ int main(int argc, char **argv)
 {
 	const char *addr = "10.55.0.1";
 	int family = AF_INET_SDP, rounds = 20000, opt, l, fd, one = 1, i;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t slen = sizeof(sin);
+	struct sockaddr_in sin;
 	size_t size = 64;
 	bool floor_mode = false;
 	double *rtt, sum = 0;
@@ -132,17 +127,10 @@ int main(int argc, char **argv)
 	}
 	buf = calloc(1, size ? size : 1);
 	rtt = calloc(rounds > 0 ? rounds : 1, sizeof(*rtt));
-	if (!buf || !rtt || !size || rounds <= 0 ||
-	    inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+	if (!buf || !rtt || !size || rounds <= 0)
 		die("setup");
 
-	l = socket(family, SOCK_STREAM, 0);
-	if (l < 0)
-		die("socket");
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) ||
-	    listen(l, 1) || getsockname(l, (struct sockaddr *)&sin, &slen))
-		die("listen");
+	l = bench_listen(family, addr, &sin);
 	pid = fork();
 	if (pid < 0)
 		die("fork");
@@ -164,9 +152,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	close(l);
-	fd = socket(family, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
-		die("connect");
+	fd = bench_connect(family, &sin);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	if (floor_mode) {

@@ -27,11 +27,7 @@
 #include <unistd.h>
 #include <linux/sdp.h>
 
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
+#include "bench.h"
 
 /* A size with an optional K, M or G suffix (powers of 1024). */
 static size_t parse_size(const char *s)
@@ -73,9 +69,8 @@ int main(int argc, char **argv)
 {
 	const char *addr = "10.55.0.1";
 	size_t size = 1 << 20, total = 256 << 20, sent = 0;
-	int family = AF_INET_SDP, zthresh = -1, opt, l, fd, one = 1;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t slen = sizeof(sin);
+	int family = AF_INET_SDP, zthresh = -1, opt, l, fd;
+	struct sockaddr_in sin;
 	int pipefd[2];
 	double t0, c0, t, c;
 	char *buf;
@@ -105,17 +100,11 @@ int main(int argc, char **argv)
 		}
 	}
 	buf = malloc(size);
-	if (!buf || inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+	if (!buf)
 		die("setup");
 	memset(buf, 0x5a, size);
 
-	l = socket(family, SOCK_STREAM, 0);
-	if (l < 0)
-		die("socket");
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) ||
-	    listen(l, 1) || getsockname(l, (struct sockaddr *)&sin, &slen))
-		die("listen");
+	l = bench_listen(family, addr, &sin);
 	if (pipe(pipefd))
 		die("pipe");
 	pid = fork();
@@ -141,9 +130,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	close(l);
-	fd = socket(family, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
-		die("connect");
+	fd = bench_connect(family, &sin);
 	if (zthresh >= 0 && family == AF_INET_SDP &&
 	    setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &zthresh,
 		       sizeof(zthresh)))

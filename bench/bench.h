@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers the bench programs share: failing loudly, and the listening
+ * socket a forked child accepts on and the parent connects to.
+ */
+#ifndef SDP_BENCH_H
+#define SDP_BENCH_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+static inline void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/*
+ * A socket of @family listening on @addr and an ephemeral port; the
+ * bound address goes to @sin.
+ */
+static inline int bench_listen(int family, const char *addr,
+			       struct sockaddr_in *sin)
+{
+	socklen_t slen = sizeof(*sin);
+	int l, one = 1;
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", addr);
+		exit(1);
+	}
+	l = socket(family, SOCK_STREAM, 0);
+	if (l < 0)
+		die("socket");
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)sin, sizeof(*sin)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)sin, &slen))
+		die("listen");
+	return l;
+}
+
+/* A socket of @family connected to @sin. */
+static inline int bench_connect(int family, const struct sockaddr_in *sin)
+{
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sin, sizeof(*sin)))
+		die("connect");
+	return fd;
+}
+
+#endif /* SDP_BENCH_H */
