@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers the bench programs share: failing loudly, and the listening
- * socket a forked child accepts on and the parent connects to.
+ * Helpers the bench programs share: failing loudly, the monotonic clock,
+ * and the listening socket a forked child accepts on and the parent
+ * connects to.
  */
 #ifndef SDP_BENCH_H
 #define SDP_BENCH_H
@@ -12,11 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 static inline void die(const char *what)
 {
 	perror(what);
 	exit(1);
+}
+
+/* Monotonic clock in seconds. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /*

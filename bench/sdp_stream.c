@@ -48,14 +48,6 @@ static size_t parse_size(const char *s)
 	return v;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static double cpu_s(void)
 {
 	struct rusage ru;

@@ -26,7 +26,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <linux/sdp.h>
@@ -1142,14 +1141,6 @@ static void *echo_fn(void *arg)
 		}
 	}
 	return NULL;
-}
-
-static long long now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
 /*

@@ -356,12 +356,17 @@ size_t rng_size(struct rng *r, size_t max)
 	return rng_range(r, lo, hi);
 }
 
-long long now_ms(void)
+long long now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+long long now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 int wait_fd(int fd, short events, int timeout_ms)

@@ -114,7 +114,8 @@ size_t rng_size(struct rng *r, size_t max);
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
 
-/* Monotonic clock in milliseconds. */
+/* Monotonic clock in microseconds and in milliseconds. */
+long long now_us(void);
 long long now_ms(void);
 /*
  * poll() one fd for @events for up to @timeout_ms (EINTR does not cut
