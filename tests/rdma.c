@@ -219,17 +219,6 @@ static bool advertised(void *arg)
 	       si.sdpi_srcavail_tx > 0;
 }
 
-/* Pages this process has pinned (VmPin), in kB; -1 if unknown. */
-static long vm_pin_kb(void)
-{
-	char buf[4096], *p;
-
-	if (read_file("/proc/self/status", buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, "VmPin:");
-	return p ? strtol(p + 6, NULL, 10) : -1;
-}
-
 /*
  * `rdma link delete` under open connections: every socket gets an error
  * (ECONNRESET or ENETDOWN), a blocked reader wakes up, a zero-copy send

@@ -55,18 +55,6 @@ static struct sdp_info info(int fd)
 	return si;
 }
 
-/* Pages this process has pinned (VmPin of /proc/self/status), in kB. */
-static long vm_pin_kb(void)
-{
-	char buf[4096], *p;
-
-	CHECK(read_file("/proc/self/status", buf, sizeof(buf)) == 0,
-	      "read /proc/self/status");
-	p = strstr(buf, "VmPin:");
-	CHECK(p, "no VmPin in /proc/self/status");
-	return strtol(p + 6, NULL, 10);
-}
-
 static bool no_pinned_pages(void *arg)
 {
 	(void)arg;

@@ -2,6 +2,8 @@
 /*
  * TAP helper for the SDP test suites; see tap.h.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,12 +54,98 @@ void tap_skip(const char *fmt, ...)
 	_exit(TAP_CHILD_SKIP);
 }
 
+/*
+ * Sysctls a test may change: the runner puts them back after every test,
+ * whether it passed, failed or timed out, so that one test's settings do
+ * not leak into the next.  Directories stand for every file in them.
+ */
+static const char *const tap_sysctls[] = {
+	"/proc/sys/net/sdp",
+	"/proc/sys/net/ipv4/ip_unprivileged_port_start",
+	"/proc/sys/net/core/message_burst",
+};
+
+#define TAP_MAX_SAVED	32
+
+static struct {
+	char path[384];
+	char val[256];
+	ssize_t len;
+} tap_saved[TAP_MAX_SAVED];
+static int tap_nsaved;
+
+static void tap_save_one(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || tap_nsaved == TAP_MAX_SAVED) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	snprintf(tap_saved[tap_nsaved].path, sizeof(tap_saved[0].path), "%s",
+		 path);
+	tap_saved[tap_nsaved].len = read(fd, tap_saved[tap_nsaved].val,
+					 sizeof(tap_saved[0].val));
+	close(fd);
+	if (tap_saved[tap_nsaved].len > 0)
+		tap_nsaved++;
+}
+
+static void tap_save_sysctls(void)
+{
+	size_t i;
+
+	tap_nsaved = 0;
+	for (i = 0; i < sizeof(tap_sysctls) / sizeof(tap_sysctls[0]); i++) {
+		DIR *d = opendir(tap_sysctls[i]);
+		struct dirent *e;
+		char path[384];
+
+		if (!d) {
+			tap_save_one(tap_sysctls[i]);
+			continue;
+		}
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", tap_sysctls[i],
+				 e->d_name);
+			tap_save_one(path);
+		}
+		closedir(d);
+	}
+}
+
+static void tap_restore_sysctls(void)
+{
+	char now[256];
+	int i, fd;
+
+	for (i = 0; i < tap_nsaved; i++) {
+		ssize_t n;
+
+		fd = open(tap_saved[i].path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, now, sizeof(now));
+		if (n != tap_saved[i].len ||
+		    memcmp(now, tap_saved[i].val, n)) {
+			if (pwrite(fd, tap_saved[i].val, tap_saved[i].len, 0) !=
+			    tap_saved[i].len)
+				tap_diag("could not restore %s", tap_saved[i].path);
+		}
+		close(fd);
+	}
+}
+
 static int run_one(const struct tap_test *t, unsigned int timeout)
 {
 	int status;
 	pid_t pid;
 
 	fflush(stdout);
+	tap_save_sysctls();
 	pid = fork();
 	if (pid < 0) {
 		tap_diag("fork: %s", strerror(errno));
@@ -79,6 +167,7 @@ static int run_one(const struct tap_test *t, unsigned int timeout)
 	}
 	/* Reap helpers the test may have left in its process group. */
 	kill(-pid, SIGKILL);
+	tap_restore_sysctls();
 	if (WIFSIGNALED(status)) {
 		if (WTERMSIG(status) == SIGALRM)
 			tap_diag("%s: timed out after %u s", t->name, timeout);
@@ -90,11 +179,21 @@ static int run_one(const struct tap_test *t, unsigned int timeout)
 	return WEXITSTATUS(status);
 }
 
+/* Test names on the command line select those tests only. */
+static bool tap_selected(const char *name, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return false;
+}
+
 int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv)
 {
 	unsigned int timeout = 60, passed = 0, failed = 0, skipped = 0;
 	const char *env = getenv("SDP_TEST_TIMEOUT");
-	const char *only = argc > 1 ? argv[1] : NULL;
 	size_t i;
 
 	if (env && atoi(env) > 0)
@@ -104,7 +203,7 @@ int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		int r;
 
-		if (only && strcmp(only, tests[i].name)) {
+		if (argc > 1 && !tap_selected(tests[i].name, argc, argv)) {
 			printf("ok %zu - %s # SKIP not selected\n", i + 1,
 			       tests[i].name);
 			skipped++;

@@ -20,7 +20,9 @@
  *
  * Each test runs in a forked child with an alarm (TAP_TIMEOUT seconds,
  * default 60, or the SDP_TEST_TIMEOUT environment variable), so a crash,
- * a hang or a failed CHECK ends only that test.  The first failed CHECK
+ * a hang or a failed CHECK ends only that test.  The sysctls a test may
+ * change (net.sdp.*, net.ipv4.ip_unprivileged_port_start,
+ * net.core.message_burst) are put back after each test, however it ended.  The first failed CHECK
  * prints a diagnostic ("# file:line: ...") and fails the test; tap_skip()
  * skips it with a reason.  The output is TAP version 13:
  *

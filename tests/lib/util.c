@@ -3,6 +3,7 @@
  * Helpers shared by the SDP test suites; see util.h.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -44,6 +45,20 @@ int read_file(const char *path, char *buf, size_t size)
 	if (n > 0 && buf[n - 1] == '\n')
 		buf[n - 1] = '\0';
 	return 0;
+}
+
+int write_file(const char *path, const char *value)
+{
+	size_t len = strlen(value);
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, len) != (ssize_t)len)
+		err = -errno;
+	close(fd);
+	return err;
 }
 
 long long read_ull(const char *path)
@@ -158,6 +173,22 @@ bool proc_net_sdp_has_inode(unsigned long ino)
 	return proc_net_sdp_scan(ino, &found) >= 0 && found;
 }
 
+long long sdp_stat(const char *name)
+{
+	char line[256], key[128];
+	long long v, found = -1;
+	FILE *f = fopen("/proc/net/sdp_stats", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%127s %lld", key, &v) == 2 &&
+		    !strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
 int kmsg_open(void)
 {
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -185,6 +216,93 @@ bool kmsg_find(int fd, const char *needle)
 	}
 }
 
+long vm_pin_kb(void)
+{
+	char buf[4096], *p;
+
+	if (read_file("/proc/self/status", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "VmPin:");
+	return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+int rdma_res_read(struct rdma_res *r)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} keys[] = {
+		{ "pd", offsetof(struct rdma_res, pd) },
+		{ "cq", offsetof(struct rdma_res, cq) },
+		{ "qp", offsetof(struct rdma_res, qp) },
+		{ "cm_id", offsetof(struct rdma_res, cm_id) },
+		{ "mr", offsetof(struct rdma_res, mr) },
+	};
+	char line[512];
+	FILE *f;
+	int st;
+
+	memset(r, 0, sizeof(*r));
+	f = popen("rdma resource show 2>/dev/null", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *prev = NULL;
+
+		/* "0: rxe0: pd 1 cq 2 ...": pairs of a name and a count. */
+		for (tok = strtok_r(line, " \t\n", &save); tok;
+		     prev = tok, tok = strtok_r(NULL, " \t\n", &save)) {
+			size_t i;
+
+			if (!prev)
+				continue;
+			for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+				if (!strcmp(prev, keys[i].name))
+					*(long *)((char *)r + keys[i].off) +=
+						strtol(tok, NULL, 10);
+		}
+	}
+	st = pclose(f);
+	return st == 0 ? 0 : -1;
+}
+
+bool rdma_res_equal(const struct rdma_res *a, const struct rdma_res *b)
+{
+	return a->pd == b->pd && a->cq == b->cq && a->qp == b->qp &&
+	       a->cm_id == b->cm_id && a->mr == b->mr;
+}
+
+bool rdma_res_within(const struct rdma_res *r, const struct rdma_res *max)
+{
+	return r->pd <= max->pd && r->cq <= max->cq && r->qp <= max->qp &&
+	       r->cm_id <= max->cm_id && r->mr <= max->mr;
+}
+
+const char *rdma_res_str(const struct rdma_res *r, char *buf, size_t size)
+{
+	snprintf(buf, size, "pd %ld cq %ld qp %ld cm_id %ld mr %ld", r->pd,
+		 r->cq, r->qp, r->cm_id, r->mr);
+	return buf;
+}
+
+bool rdma_res_wait(const struct rdma_res *max, struct rdma_res *now,
+		   int timeout_ms)
+{
+	struct timespec ts;
+	long long end;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + timeout_ms;
+	for (;;) {
+		if (rdma_res_read(now) == 0 && rdma_res_within(now, max))
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 >= end)
+			return false;
+		poll(NULL, 0, 20);
+	}
+}
+
 int run(const char *const argv[])
 {
 	int status;
@@ -196,6 +314,20 @@ int run(const char *const argv[])
 	if (waitpid(pid, &status, 0) < 0)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int join_ms(pthread_t t, int timeout_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return pthread_timedjoin_np(t, NULL, &ts);
 }
 
 bool has_cap(int cap)

@@ -6,6 +6,7 @@
 #ifndef SDP_TEST_UTIL_H
 #define SDP_TEST_UTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -25,6 +26,9 @@ int sdp_ensure_loaded(void);
 /* The module's reference count, or -1 if it is not loaded. */
 int sdp_refcnt(void);
 
+/* A counter of /proc/net/sdp_stats ("Name value" lines), -1 if absent. */
+long long sdp_stat(const char *name);
+
 /* Number of socket lines in /proc/net/sdp, or -1 if it cannot be read. */
 int proc_net_sdp_count(void);
 /* Is there a /proc/net/sdp line for the socket with inode @ino? */
@@ -38,10 +42,40 @@ bool proc_net_sdp_has_inode(unsigned long ino);
 int kmsg_open(void);
 bool kmsg_find(int fd, const char *needle);
 
+/* Write @value to the file @path (a sysctl); 0 or -errno. */
+int write_file(const char *path, const char *value);
+
 /* Read a small file into @buf (NUL-terminated, trailing newline cut). */
 int read_file(const char *path, char *buf, size_t size);
 /* Read an unsigned integer from a file; -1 on error. */
 long long read_ull(const char *path);
+
+/*
+ * RDMA resources of every device, as `rdma resource show` counts them
+ * ("rxe0: pd 1 cq 2 qp 1 cm_id 0 mr 0 ..."), summed over the devices.
+ * The counts include user-space objects (the peer suite's own).
+ */
+struct rdma_res {
+	long pd, cq, qp, cm_id, mr;
+};
+
+/* 0, or -1 if the rdma tool cannot be run or read. */
+int rdma_res_read(struct rdma_res *r);
+bool rdma_res_equal(const struct rdma_res *a, const struct rdma_res *b);
+/* Is every count of @r at most that of @max? */
+bool rdma_res_within(const struct rdma_res *r, const struct rdma_res *max);
+/* "pd 1 cq 2 qp 1 cm_id 0 mr 0" in @buf. */
+const char *rdma_res_str(const struct rdma_res *r, char *buf, size_t size);
+/*
+ * Wait up to @timeout_ms for every count to be back at or below @max
+ * (teardown of closed sockets runs in the background); true if it is.
+ * *@now gets the last counts read.
+ */
+bool rdma_res_wait(const struct rdma_res *max, struct rdma_res *now,
+		   int timeout_ms);
+
+/* Pages this process has pinned (VmPin of /proc/self/status), in kB; -1 if unknown. */
+long vm_pin_kb(void);
 
 /* Run a command (argv, NULL-terminated); returns its exit status or -1. */
 int run(const char *const argv[]);
@@ -51,6 +85,12 @@ int run(const char *const argv[]);
  * wait (a blocking call)?  Shaped for wait_until().
  */
 bool task_sleeping(void *tid);
+
+/*
+ * pthread_join() with a bound: 0, or ETIMEDOUT if the thread has not
+ * ended after @timeout_ms (a hang is a failure, not a stuck suite).
+ */
+int join_ms(pthread_t t, int timeout_ms);
 
 /* Is capability @cap (CAP_*) in our effective set? */
 bool has_cap(int cap);
