@@ -23,8 +23,11 @@
  *     for a passive socket before accept() by the listener's queue;
  *     dropped by sdp_release() (or by whoever takes it off the queue);
  *   - one reference per RDMA CM id (sdp_cm_create_id(), or taken for a
- *     passive id), dropped in sdp_work() after rdma_destroy_id();
- *   - one per queued sdp_work / timeout work, dropped when it runs;
+ *     passive id), dropped after rdma_destroy_id(): in sdp_work(), in
+ *     sdp_release(), or by the background destroy of an id a socket gave
+ *     up to connect again (sdp_conn_renew());
+ *   - one per queued sdp_work (a delayed work: it may wait for an
+ *     AbortConn to go out) / timeout work, dropped when it runs;
  *   - a passive socket holds one on its listener until accept() or abort.
  *   The socket leaves the diagnostics list in its destructor.
  *
@@ -74,16 +77,27 @@ static struct proto sdp_proto = {
 
 static const struct proto_ops sdp_stream_ops;
 
+/* sk_state changes under sdp_sock::lock (readers use READ_ONCE()). */
 void sdp_set_state(struct sock *sk, int state)
 {
+	lockdep_assert_held(&sdp_sk(sk)->lock);
 	sdp_stat_state(sk, sk->sk_state, state);
 	WRITE_ONCE(sk->sk_state, state);
 }
 
+/* Run sdp_work() soon, or now if it waits for a later time. */
 void sdp_queue_work(struct sdp_sock *ssk)
 {
 	sock_hold(&ssk->sk);
-	if (!queue_work(sdp_wq, &ssk->work))
+	if (mod_delayed_work(sdp_wq, &ssk->work, 0))
+		sock_put(&ssk->sk);	/* it was queued: that one runs now */
+}
+
+/* Run sdp_work() after @delay, unless it is queued already. */
+void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
+{
+	sock_hold(&ssk->sk);
+	if (!queue_delayed_work(sdp_wq, &ssk->work, delay))
 		sock_put(&ssk->sk);
 }
 
@@ -113,7 +127,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 	INIT_LIST_HEAD(&ssk->accept_queue);
 	INIT_LIST_HEAD(&ssk->pending);
 	INIT_LIST_HEAD(&ssk->child_node);
-	INIT_WORK(&ssk->work, sdp_work);
+	INIT_DELAYED_WORK(&ssk->work, sdp_work);
 	INIT_DELAYED_WORK(&ssk->timeout_work, sdp_timeout_work);
 	mutex_init(&ssk->tx_mutex);
 	ssk->zc_thresh = sdp_sysctl_zcopy_thresh(net);
@@ -202,20 +216,22 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 
 	lock_sock(sk);
 	err = -EINVAL;
-	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_F_BOUND, &ssk->flags))
+	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_F_BOUND, &ssk->flags) ||
+	    test_bit(SDP_F_USER_PORT, &ssk->flags))
 		goto out;
-	err = sdp_ensure_id(ssk);
+	/* After a failed connect: a fresh CM id (the old one is spent). */
+	err = test_bit(SDP_F_ID_USED, &ssk->flags) ? sdp_conn_renew(ssk) :
+						     sdp_ensure_id(ssk);
 	if (err)
 		goto out;
-	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
-	if (ss.ss_family == AF_INET6)
-		rdma_set_afonly(ssk->id, 0);
-	err = rdma_bind_addr(ssk->id, (struct sockaddr *)&ss);
-	if (err == -ENODEV)
-		err = -EADDRNOTAVAIL;
+	err = sdp_cm_bind(ssk, &ss);
 	if (!err) {
 		assign_bit(SDP_F_V6, &ssk->flags, v6);
 		set_bit(SDP_F_BOUND, &ssk->flags);
+		set_bit(SDP_F_USER_BOUND, &ssk->flags);
+		/* As TCP's SOCK_BINDPORT_LOCK: a port named is the socket's. */
+		assign_bit(SDP_F_USER_PORT, &ssk->flags,
+			   sdp_addr_port((struct sockaddr *)&ss));
 		ssk->saddr = ssk->id->route.addr.src_addr;
 	}
 out:
@@ -257,24 +273,29 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		err = -EISCONN;
 		if (sk->sk_state != TCP_CLOSE)
 			goto out;
-		/* A new attempt: forget how the last one ended. */
-		spin_lock_bh(&ssk->lock);
-		ssk->flags &= BIT(SDP_F_NODELAY) | BIT(SDP_F_CORK) |
-			      BIT(SDP_F_V6) | BIT(SDP_F_BOUND);
-		spin_unlock_bh(&ssk->lock);
-		sk->sk_err = 0;
-		sk->sk_shutdown = 0;
-		err = sdp_ensure_id(ssk);
+		/*
+		 * A new attempt (as TCP allows after a failed one): the last
+		 * attempt's connection and CM id go first, a port the socket
+		 * was bound to stays.
+		 */
+		err = sdp_conn_renew(ssk);
 		if (err)
 			goto out;
+		sk->sk_err = 0;
+		sk->sk_shutdown = 0;
 		if (v6)
 			set_bit(SDP_F_V6, &ssk->flags);
 		ssk->daddr = ss;
+		set_bit(SDP_F_ID_USED, &ssk->flags);
+		spin_lock_bh(&ssk->lock);
 		sdp_set_state(sk, TCP_SYN_SENT);
+		spin_unlock_bh(&ssk->lock);
 		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
 					sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
 		if (err) {
+			spin_lock_bh(&ssk->lock);
 			sdp_set_state(sk, TCP_CLOSE);
+			spin_unlock_bh(&ssk->lock);
 			if (err == -ENODEV || err == -EADDRNOTAVAIL)
 				err = -ENETUNREACH;
 			goto out;
@@ -349,7 +370,9 @@ static int sdp_listen(struct socket *sock, int backlog)
 	ssk->saddr = ssk->id->route.addr.src_addr;
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
 	sk->sk_ack_backlog = 0;
+	spin_lock_bh(&ssk->lock);
 	sdp_set_state(sk, TCP_LISTEN);
+	spin_unlock_bh(&ssk->lock);
 out:
 	release_sock(sk);
 	return err;

@@ -46,6 +46,11 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_MIN_PEER_RCVSZ	1024
 /* Data needs two credits: the last one is kept for a control message. */
 #define SDP_DATA_MIN_CREDITS	2
+/*
+ * How long sdp_work() lets our AbortConn go out before it takes the QP
+ * down anyway (a peer without receive buffers can hold it for ever).
+ */
+#define SDP_ABORT_DELIVERY	(2 * HZ)
 
 /* RDMA reads in flight per QP we ask for (device limits apply). */
 #define SDP_RD_ATOM		16
@@ -76,21 +81,26 @@ struct sdp_buf {
 	u8 mid;
 };
 
-/* sdp_sock::flags, changed under sdp_sock::lock */
+/*
+ * sdp_sock::flags, changed with atomic bitops.  Who may change which:
+ *   connection state (QP .. PEER_RINV below): under sdp_sock::lock, so
+ *	that whoever holds it sees them agree with the rings, credits and
+ *	sk_state (the completion handlers test them under it);
+ *   addressing and options (V6, BOUND, USER_BOUND, USER_PORT, ID_USED,
+ *	NODELAY, CORK): under lock_sock();
+ *   QUEUED: under the listener's sdp_sock::lock, with the accept queue;
+ *   DEV_GONE: under sdp_sock_list_lock (sdp_diag.c), by the device scan.
+ */
 enum {
 	SDP_F_QP,		/* QP, CQ and rings exist */
+	SDP_F_ESTABLISHED,	/* the connection was established */
 	SDP_F_DISCONN_WANT,	/* send DisConn once data and credits allow */
 	SDP_F_DISCONN_SENT,	/* DisConn posted */
 	SDP_F_DISCONN_DONE,	/* ... and its send completed */
 	SDP_F_DISCONN_RCVD,	/* peer's DisConn received */
 	SDP_F_ABORT,		/* aborted (AbortConn sent or received, error) */
+	SDP_F_ABORT_SENT,	/* our AbortConn is posted */
 	SDP_F_CM_DISCONNECT,	/* rdma_disconnect() called or DISCONNECTED */
-	SDP_F_V6,		/* user addresses are AF_INET6 */
-	SDP_F_BOUND,		/* bind()/listen()/connect() gave a port */
-	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
-	SDP_F_QUEUED,		/* passive: moved to the accept queue */
-	SDP_F_NODELAY,		/* TCP_NODELAY */
-	SDP_F_CORK,		/* TCP_CORK */
 	SDP_F_ZC_SENDSM,	/* tx: SendSM ended our advertisement */
 	SDP_F_ZC_CANCEL_WANT,	/* tx: send SrcAvailCancel when possible */
 	SDP_F_ZC_CANCEL_SENT,	/* tx: ... it is posted */
@@ -104,6 +114,17 @@ enum {
 	SDP_F_ZC_RX_INV,	/* rx: send the RdmaRdCompl due with Invalidate */
 	SDP_F_ZC_RINV,		/* tx: the peer invalidated our advertised key */
 	SDP_F_PEER_RINV,	/* the peer's Hello(Ack) had SDP_HF_RINV */
+	SDP_F_V6,		/* user addresses are AF_INET6 */
+	SDP_F_BOUND,		/* bind()/listen()/connect() gave a port */
+	SDP_F_USER_BOUND,	/* ... bind() did: the address is kept across
+				 * connect attempts
+				 */
+	SDP_F_USER_PORT,	/* ... to a port it named: kept too */
+	SDP_F_ID_USED,		/* the CM id was used to connect */
+	SDP_F_NODELAY,		/* TCP_NODELAY */
+	SDP_F_CORK,		/* TCP_CORK */
+	SDP_F_QUEUED,		/* passive: moved to the accept queue */
+	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
 };
 
 /**
@@ -163,6 +184,7 @@ struct sdp_zc_pages {
  * @pending: listener: children whose connection is not yet established
  * @child_node: child: entry in the parent's @accept_queue or @pending
  * @work: deferred process-context work: disconnect, destroy
+ * @abort_sent: when our AbortConn was posted (jiffies); under @lock
  * @timeout_work: abort an orphaned socket the peer never closes
  * @pd: protection domain of this connection alone, so that an rkey we
  *	advertise works only through this connection's QP
@@ -173,10 +195,13 @@ struct sdp_zc_pages {
  *	zero-copy send and reused; under lock_sock() and @tx_mutex
  * @zc_tx_len: bytes of our outstanding SrcAvail (0: none); under @lock
  * @zc_tx_acked: bytes of it the peer reported read; under @lock
+ * @zc_tx_slot: send ring index of its SrcAvail; under @lock
  * @zc_reg_cqe: completion of the REG_MR (only errors complete)
  * @zc_inv_cqe: completion of the LOCAL_INV
  * @zc_rx: the peer's SrcAvail being consumed (queued on @rx_queue);
  *	under @lock
+ * @zc_rx_gen: SrcAvails received, so that a reader can tell the
+ *	advertisement it pinned for from a later one; under @lock
  * @zc_rx_compl: bytes read from it not yet reported in RdmaRdCompl;
  *	under @lock
  * @zc_rx_inv: rkey the RdmaRdCompl due invalidates (SDP_F_ZC_RX_INV);
@@ -231,7 +256,8 @@ struct sdp_sock {
 	struct list_head pending;
 	struct list_head child_node;
 
-	struct work_struct work;
+	struct delayed_work work;
+	unsigned long abort_sent;
 	struct delayed_work timeout_work;
 
 	struct ib_pd *pd;
@@ -240,9 +266,11 @@ struct sdp_sock {
 	struct ib_mr *zc_mr;
 	u32 zc_tx_len;
 	u32 zc_tx_acked;
+	unsigned int zc_tx_slot;
 	struct ib_cqe zc_reg_cqe;
 	struct ib_cqe zc_inv_cqe;
 	struct sdp_buf *zc_rx;
+	u32 zc_rx_gen;
 	u32 zc_rx_compl;
 	u32 zc_rx_inv;
 	u32 zc_rd_len;
@@ -254,6 +282,16 @@ struct sdp_sock {
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 {
 	return container_of(sk, struct sdp_sock, sk);
+}
+
+/* Forget how the last connection attempt ended.  sdp_sock::lock held. */
+static inline void sdp_flags_clear_conn(struct sdp_sock *ssk)
+{
+	int bit;
+
+	lockdep_assert_held(&ssk->lock);
+	for (bit = SDP_F_QP; bit <= SDP_F_PEER_RINV; bit++)
+		clear_bit(bit, &ssk->flags);
 }
 
 /*
@@ -282,9 +320,29 @@ struct sdp_device {
 struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern);
 void sdp_set_state(struct sock *sk, int state);
 void sdp_queue_work(struct sdp_sock *ssk);
+void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay);
+
+/* The port of a sockaddr_in or sockaddr_in6. */
+static inline __be16 sdp_addr_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)sa)->sin6_port;
+	return ((const struct sockaddr_in *)sa)->sin_port;
+}
+
+static inline void sdp_addr_set_port(struct sockaddr *sa, u16 port)
+{
+	if (sa->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)sa)->sin_port = htons(port);
+}
 
 /* sdp_cm.c */
 int sdp_cm_create_id(struct sdp_sock *ssk);
+int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss);
+int sdp_conn_renew(struct sdp_sock *ssk);
+bool sdp_abort_in_flight(const struct sdp_sock *ssk);
 int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void __sdp_conn_abort(struct sdp_sock *ssk, int err, bool send_abort);
 void sdp_conn_abort(struct sdp_sock *ssk, int err);
@@ -314,6 +372,14 @@ void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 		   size_t arg);
 
 /* sdp_tx.c */
+/* Can the QP carry our messages: it exists, no abort, no disconnect? */
+static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
+{
+	return test_bit(SDP_F_QP, &ssk->flags) &&
+	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
+	       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+}
+
 int sdp_tx_ring_alloc(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
@@ -349,6 +415,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload);
 bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 		   u32 rkey);
 void sdp_zc_tx_control(struct sdp_sock *ssk);
+void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc);
 void sdp_zc_conn_free(struct sdp_sock *ssk);
 void sdp_zc_wake(struct sdp_sock *ssk);
 int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
@@ -363,6 +430,7 @@ void sdp_device_put(struct sdp_device *sdev);
 /* sdp_diag.c */
 void sdp_sock_link(struct sdp_sock *ssk);
 void sdp_sock_unlink(struct sdp_sock *ssk);
+void sdp_sock_clear_dev_gone(struct sdp_sock *ssk);
 #define SDP_SCAN_BATCH	64
 int sdp_sock_scan(bool (*match)(struct sdp_sock *ssk, void *arg),
 		  void (*fn)(struct sdp_sock *ssk, void *arg), void *arg);

@@ -20,9 +20,11 @@
  * with lock_sock() held or from the id's own handler, since that waits
  * for the handler.
  */
+#include <linux/cred.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
+#include <net/ip.h>
 #include <rdma/ib_cm.h>
 
 #include "sdp.h"
@@ -38,6 +40,51 @@ int sdp_cm_create_id(struct sdp_sock *ssk)
 	sock_hold(&ssk->sk);	/* the id's reference, put after destroy */
 	ssk->id = id;
 	return 0;
+}
+
+/*
+ * rdma_bind_addr() with TCP's rule for privileged ports: a port below
+ * net.ipv4.ip_unprivileged_port_start of the socket's namespace needs
+ * CAP_NET_BIND_SERVICE in the namespace's user namespace.  The CM itself
+ * asks for the capability in the initial user namespace below 1024
+ * whatever that sysctl says, so where our rule allows the bind and the
+ * CM's would not, the CM is called with credentials that hold
+ * CAP_NET_BIND_SERVICE and nothing else.  lock_sock() held.
+ */
+int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
+{
+	struct sock *sk = &ssk->sk;
+	struct net *net = sock_net(sk);
+	u16 port = ntohs(sdp_addr_port((const struct sockaddr *)ss));
+	const struct cred *old;
+	struct cred *cred;
+	int err;
+
+	sock_owned_by_me(sk);
+	if (port && inet_port_requires_bind_service(net, port) &&
+	    !ns_capable(net->user_ns, CAP_NET_BIND_SERVICE))
+		return -EACCES;
+	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
+	if (ss->ss_family == AF_INET6)
+		rdma_set_afonly(ssk->id, 0);
+	if (!port || port >= PROT_SOCK || capable(CAP_NET_BIND_SERVICE)) {
+		err = rdma_bind_addr(ssk->id, (struct sockaddr *)ss);
+	} else {
+		cred = prepare_kernel_cred(&init_task);
+		if (!cred)
+			return -ENOMEM;
+		cap_clear(cred->cap_inheritable);
+		cap_clear(cred->cap_permitted);
+		cap_clear(cred->cap_effective);
+		cap_clear(cred->cap_bset);
+		cap_clear(cred->cap_ambient);
+		cap_raise(cred->cap_effective, CAP_NET_BIND_SERVICE);
+		old = override_creds(cred);
+		err = rdma_bind_addr(ssk->id, (struct sockaddr *)ss);
+		revert_creds(old);
+		put_cred(cred);
+	}
+	return err == -ENODEV ? -EADDRNOTAVAIL : err;
 }
 
 static unsigned int sdp_bufs(int bytes, bool locked)
@@ -68,10 +115,32 @@ static void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	}
 }
 
+/* The counters of a connection's rings, messages and transfers. */
+static void sdp_conn_state_init(struct sdp_sock *ssk)
+{
+	ssk->rx_posted = 0;
+	ssk->rx_bytes = 0;
+	ssk->rx_mseq_last = 0;
+	ssk->rx_mseq_limit = 0;
+	ssk->tx_head = 0;
+	ssk->tx_post = 0;
+	ssk->tx_tail = 0;
+	ssk->tx_fill = 0;
+	ssk->tx_bytes = 0;
+	ssk->tx_credits = 0;
+	ssk->tx_mseq_next = 1;
+	ssk->ctrl_head = 0;
+	ssk->ctrl_tail = 0;
+	ssk->zc_tx_len = 0;
+	ssk->zc_tx_acked = 0;
+	ssk->zc_rx = NULL;
+	ssk->zc_rx_compl = 0;
+}
+
 /*
  * Create the PD, the CQ, the QP and the rings on the device @id resolved
- * to, and post the receive buffers.  lock_sock() held (or the socket is
- * new).
+ * to, and post the receive buffers.  lock_sock() held (a passive socket:
+ * not yet visible to anyone else).
  */
 static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
@@ -82,9 +151,12 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	u32 sge, zc_wrs;
 	int err, ncqe;
 
+	sock_owned_by_me(sk);
 	sdev = sdp_device_get(id->device);
 	if (!sdev)
 		return -ENETDOWN;
+	/* A socket may connect again after a failed attempt: start afresh. */
+	sdp_conn_state_init(ssk);
 	WRITE_ONCE(ssk->sdev, sdev);
 	ssk->pd = ib_alloc_pd(id->device, 0);
 	if (IS_ERR(ssk->pd)) {
@@ -133,9 +205,6 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	if (err)
 		goto err;
 
-	ssk->rx_mseq_last = 0;
-	ssk->rx_mseq_limit = 0;
-	ssk->tx_mseq_next = 1;
 	spin_lock_bh(&ssk->lock);
 	err = sdp_rx_post_all(ssk);
 	if (!err)
@@ -149,13 +218,6 @@ err:
 		ib_drain_qp(ssk->qp);
 	sdp_conn_free(ssk, id);
 	return err;
-}
-
-static __be16 sdp_addr_port(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET6)
-		return ((const struct sockaddr_in6 *)sa)->sin6_port;
-	return ((const struct sockaddr_in *)sa)->sin_port;
 }
 
 static u8 sdp_ipv(struct rdma_cm_id *id)
@@ -205,8 +267,10 @@ static u8 sdp_hello_flags(const struct ib_device *dev)
 static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
 			   u8 flags)
 {
-	if ((flags & SDP_HF_RINV) && sdp_dev_rinv(dev))
-		set_bit(SDP_F_PEER_RINV, &ssk->flags);
+	spin_lock_bh(&ssk->lock);
+	assign_bit(SDP_F_PEER_RINV, &ssk->flags,
+		   (flags & SDP_HF_RINV) && sdp_dev_rinv(dev));
+	spin_unlock_bh(&ssk->lock);
 }
 
 /* Active side, ROUTE_RESOLVED: set up and send the Hello. */
@@ -291,6 +355,7 @@ static bool sdp_child_unlink(struct sdp_sock *child)
 	struct sdp_sock *lssk;
 	bool owned = false;
 
+	sock_owned_by_me(&child->sk);
 	if (!child->parent)
 		return false;
 	lssk = sdp_sk(child->parent);
@@ -373,7 +438,10 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	id->context = child;
 	sock_hold(csk);		/* the id's reference */
 
+	/* The child is not visible yet; lockdep wants its lock_sock(). */
+	lock_sock_nested(csk, SINGLE_DEPTH_NESTING);
 	err = sdp_conn_setup(child, id);
+	release_sock(csk);
 	if (err)
 		goto err_child;
 	child->tx_max = min_t(u32, rcvsz, SDP_BUF_SIZE);
@@ -393,7 +461,9 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	if (err)
 		goto err_conn;
 
+	spin_lock_bh(&child->lock);
 	sdp_set_state(csk, TCP_SYN_RECV);
+	spin_unlock_bh(&child->lock);
 	sock_hold(lsk);
 	child->parent = lsk;
 	spin_lock_bh(&lssk->lock);
@@ -404,8 +474,10 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	return 0;
 
 err_conn:
+	lock_sock_nested(csk, SINGLE_DEPTH_NESTING);
 	ib_drain_qp(child->qp);
 	sdp_conn_free(child, id);
+	release_sock(csk);
 err_child:
 	child->id = NULL;
 	sock_set_flag(csk, SOCK_DEAD);
@@ -422,7 +494,7 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct sdp_sock *ssk = id->context;
 	struct sock *sk = &ssk->sk;
-	bool put_id_ref = false, put_child = false;
+	bool put_id_ref = false, put_child = false, disconnect;
 	struct sock *parent = NULL;
 	int ret = 0, err;
 
@@ -476,6 +548,7 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		}
 		if (sk->sk_state == TCP_SYN_RECV) {
 			spin_lock_bh(&ssk->lock);
+			set_bit(SDP_F_ESTABLISHED, &ssk->flags);
 			sdp_set_state(sk, TCP_ESTABLISHED);
 			spin_unlock_bh(&ssk->lock);
 			if (ssk->parent)
@@ -489,6 +562,7 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			break;
 		}
 		spin_lock_bh(&ssk->lock);
+		set_bit(SDP_F_ESTABLISHED, &ssk->flags);
 		sdp_set_state(sk, TCP_ESTABLISHED);
 		spin_unlock_bh(&ssk->lock);
 		sk->sk_state_change(sk);
@@ -496,7 +570,10 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		/* The peer's DREQ: answer it now (our own DREQ's reply too). */
-		if (!test_and_set_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
+		spin_lock_bh(&ssk->lock);
+		disconnect = !test_and_set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+		spin_unlock_bh(&ssk->lock);
+		if (disconnect)
 			rdma_disconnect(id);
 		spin_lock_bh(&ssk->lock);
 		if (!test_bit(SDP_F_ABORT, &ssk->flags) &&
@@ -539,19 +616,23 @@ out:
 
 /*
  * Abort the connection: the socket gets @err, the peer an AbortConn if
- * @send_abort and the QP can still carry it, and sdp_work() disconnects.
- * ssk->lock held; any context.
+ * @send_abort and the QP can still carry it, and sdp_work() disconnects
+ * (once the AbortConn is delivered).  ssk->lock held; any context.
  */
 void __sdp_conn_abort(struct sdp_sock *ssk, int err, bool send_abort)
 {
 	struct sock *sk = &ssk->sk;
 
+	lockdep_assert_held(&ssk->lock);
 	if (test_bit(SDP_F_ABORT, &ssk->flags))
 		return;
 	sdp_trace_abort(ssk, err, send_abort);
 	if (send_abort && test_bit(SDP_F_QP, &ssk->flags) &&
-	    !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
-		sdp_post_ctrl(ssk, SDP_MID_ABORT);
+	    !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
+	    !sdp_post_ctrl(ssk, SDP_MID_ABORT)) {
+		set_bit(SDP_F_ABORT_SENT, &ssk->flags);
+		ssk->abort_sent = jiffies;
+	}
 	set_bit(SDP_F_ABORT, &ssk->flags);
 	if (err && !sock_flag(sk, SOCK_DEAD))
 		WRITE_ONCE(sk->sk_err, err);
@@ -573,11 +654,28 @@ void sdp_conn_abort(struct sdp_sock *ssk, int err)
 }
 
 /*
+ * Our AbortConn is posted and not yet completed: the QP must not go to
+ * the error state (disconnect, teardown) before it is delivered, or it
+ * would be flushed.  Its completion queues sdp_work() again.  A peer
+ * that posts no receive buffer can hold it back for ever (the RNR
+ * retries of our QP are the peer's to set), so this holds for at most
+ * SDP_ABORT_DELIVERY after it was posted.  ssk->lock held.
+ */
+bool sdp_abort_in_flight(const struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
+	       ssk->ctrl_tail != ssk->ctrl_head &&
+	       time_before(jiffies, ssk->abort_sent + SDP_ABORT_DELIVERY);
+}
+
+/*
  * Both DisConns are through (ours delivered, theirs received): the
  * connection is over.  ssk->lock held.
  */
 void sdp_check_close_done(struct sdp_sock *ssk)
 {
+	lockdep_assert_held(&ssk->lock);
 	if (!test_bit(SDP_F_DISCONN_DONE, &ssk->flags) ||
 	    !test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) ||
 	    !sdp_tx_idle(ssk))
@@ -591,17 +689,116 @@ void sdp_check_close_done(struct sdp_sock *ssk)
 }
 
 /*
+ * Take the connection down: drain the QP, free the QP, CQ, rings and PD,
+ * and give the CM id up (the handler ignores an id that is no longer
+ * ssk->id).  Returns the id, which the caller destroys once it does not
+ * hold lock_sock() any more (rdma_destroy_id() waits for the handler,
+ * which takes it), and then drops the id's socket reference.
+ * lock_sock() held.
+ */
+static struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct rdma_cm_id *id = ssk->id;
+
+	sock_owned_by_me(sk);
+	spin_lock_bh(&ssk->lock);
+	clear_bit(SDP_F_QP, &ssk->flags);
+	set_bit(SDP_F_ABORT, &ssk->flags);
+	set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	spin_unlock_bh(&ssk->lock);
+	ssk->id = NULL;
+	clear_bit(SDP_F_ID_USED, &ssk->flags);
+	clear_bit(SDP_F_BOUND, &ssk->flags);
+	sdp_rx_purge(ssk);
+	if (ssk->qp)
+		ib_drain_qp(ssk->qp);
+	sdp_conn_free(ssk, id);
+	if (cancel_delayed_work(&ssk->timeout_work))
+		sock_put(sk);	/* the timeout's reference */
+	return id;
+}
+
+/* A CM id given up by a socket that goes on: destroyed in the background. */
+struct sdp_id_reap {
+	struct work_struct work;
+	struct rdma_cm_id *id;
+	struct sock *sk;	/* the id's reference */
+};
+
+static void sdp_id_reap_work(struct work_struct *work)
+{
+	struct sdp_id_reap *r = container_of(work, struct sdp_id_reap, work);
+
+	rdma_destroy_id(r->id);
+	sock_put(r->sk);	/* the id's reference */
+	kfree(r);
+}
+
+/*
+ * connect() on a socket that tried before: release what the last attempt
+ * left (if sdp_work() has not done so yet), clear its state, and make a
+ * new CM id, bound again to the address the user bound the socket to (and
+ * to its port, if the user named one, as TCP keeps it; the port is free
+ * in between, so another socket may have taken it: EADDRINUSE).  The old
+ * id is destroyed in the background, so that lock_sock() need not be
+ * dropped here.  lock_sock() held, TCP_CLOSE.
+ */
+int sdp_conn_renew(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct sdp_id_reap *r;
+	int err;
+
+	sock_owned_by_me(sk);
+	if (ssk->id && test_bit(SDP_F_ID_USED, &ssk->flags)) {
+		r = kmalloc(sizeof(*r), GFP_KERNEL);
+		if (!r)
+			return -ENOMEM;
+		INIT_WORK(&r->work, sdp_id_reap_work);
+		r->sk = sk;
+		r->id = sdp_conn_detach(ssk);
+		queue_work(sdp_wq, &r->work);
+	}
+	/* How the last attempt ended: its connection state goes. */
+	spin_lock_bh(&ssk->lock);
+	sdp_flags_clear_conn(ssk);
+	spin_unlock_bh(&ssk->lock);
+	sdp_sock_clear_dev_gone(ssk);
+	if (!ssk->id) {
+		err = sdp_cm_create_id(ssk);
+		if (err)
+			return err;
+	}
+	if (test_bit(SDP_F_USER_BOUND, &ssk->flags) &&
+	    !test_bit(SDP_F_BOUND, &ssk->flags)) {
+		struct sockaddr_storage ss = ssk->saddr;
+
+		if (!test_bit(SDP_F_USER_PORT, &ssk->flags))
+			sdp_addr_set_port((struct sockaddr *)&ss, 0);
+		err = sdp_cm_bind(ssk, &ss);
+		if (err)
+			return err;
+		set_bit(SDP_F_BOUND, &ssk->flags);
+		ssk->saddr = ssk->id->route.addr.src_addr;
+	}
+	return 0;
+}
+
+/*
  * Process-context work of a socket: call rdma_disconnect() once the
- * connection is over or aborted, and release everything once the socket
- * is closed (or its device goes away, or a connect failed).
+ * connection is over or aborted (and our AbortConn delivered), and
+ * release everything once the socket is closed, its device goes away,
+ * or a connect failed (so that connect() can start anew).
  */
 void sdp_work(struct work_struct *work)
 {
-	struct sdp_sock *ssk = container_of(work, struct sdp_sock, work);
+	struct sdp_sock *ssk = container_of(to_delayed_work(work),
+					    struct sdp_sock, work);
 	struct sock *sk = &ssk->sk;
 	struct rdma_cm_id *id = NULL;
 	struct sock *parent = NULL;
-	bool disconnect, destroy, qp;
+	bool disconnect, destroy, qp, held;
 
 	lock_sock(sk);
 	/*
@@ -616,7 +813,12 @@ void sdp_work(struct work_struct *work)
 	}
 	spin_lock_bh(&ssk->lock);
 	qp = test_bit(SDP_F_QP, &ssk->flags);
-	disconnect = qp && !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
+	held = sdp_abort_in_flight(ssk);
+	if (held)	/* come back when the wait for it is over */
+		sdp_queue_work_delayed(ssk, ssk->abort_sent +
+				       SDP_ABORT_DELIVERY - jiffies + 1);
+	disconnect = qp && !held &&
+		     !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
 		     (test_bit(SDP_F_ABORT, &ssk->flags) ||
 		      sk->sk_state == TCP_CLOSE);
 	if (disconnect)
@@ -624,37 +826,21 @@ void sdp_work(struct work_struct *work)
 	/*
 	 * Release the resources of a closed socket once its connection is
 	 * over (closed or aborted), of any socket whose device goes away,
-	 * and of a failed connect (so that connect() can start anew); not
-	 * while a zero-copy transfer uses them (it queues us when it ends).
+	 * and of a connect that failed (never established; nothing to
+	 * read); not while a zero-copy transfer uses them (it queues us
+	 * when it ends) or our AbortConn is on its way.
 	 */
-	destroy = ssk->id && !ssk->zc_busy &&
+	destroy = ssk->id && !ssk->zc_busy && !held &&
 		  ((sock_flag(sk, SOCK_DEAD) && sk->sk_state == TCP_CLOSE) ||
 		   (ssk->sdev && READ_ONCE(ssk->sdev->removing)) ||
-		   (!qp && test_bit(SDP_F_ABORT, &ssk->flags)));
-	if (destroy) {
-		clear_bit(SDP_F_QP, &ssk->flags);
-		set_bit(SDP_F_ABORT, &ssk->flags);
-		set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
-	}
+		   (test_bit(SDP_F_ABORT, &ssk->flags) &&
+		    !test_bit(SDP_F_ESTABLISHED, &ssk->flags) && !ssk->parent));
 	spin_unlock_bh(&ssk->lock);
 
 	if (disconnect)
 		rdma_disconnect(ssk->id);
-	if (destroy) {
-		/*
-		 * The CM handler ignores events of an id that is no longer
-		 * ssk->id; the QP is drained before its buffers go.
-		 */
-		id = ssk->id;
-		ssk->id = NULL;
-		clear_bit(SDP_F_BOUND, &ssk->flags);
-		sdp_rx_purge(ssk);
-		if (ssk->qp)
-			ib_drain_qp(ssk->qp);
-		sdp_conn_free(ssk, id);
-		if (cancel_delayed_work(&ssk->timeout_work))
-			sock_put(sk);	/* the timeout's reference */
-	}
+	if (destroy)
+		id = sdp_conn_detach(ssk);
 	release_sock(sk);
 
 	if (id) {

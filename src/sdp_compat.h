@@ -15,15 +15,22 @@
  * sdp_iter_user_seg() - the user memory an iterator reads or writes next
  * @it: the iterator of a sendmsg() or recvmsg()
  * @base: set to the user address of its next byte
- * @len: set to the bytes that are contiguous there
+ * @len: set to the bytes that are contiguous there (at least 1)
  *
- * Return: true for an iterator over user memory (iovec or ubuf), false
- * for kernel memory (kvec, bvec, ...), which zero-copy does not handle.
+ * Empty iovec elements hold no byte and are looked past: the next byte is
+ * in the first non-empty element (the iterator itself is not moved; the
+ * kernel's copy and advance helpers skip empty elements the same way).
+ *
+ * Return: true for an iterator over user memory (iovec or ubuf) with
+ * bytes left, false for kernel memory (kvec, bvec, ...), which zero-copy
+ * does not handle, or for an empty one.
  */
 static inline bool sdp_iter_user_seg(const struct iov_iter *it,
 				     unsigned long *base, size_t *len)
 {
 	const struct iovec *iov;
+	unsigned long nsegs;
+	size_t off;
 
 	if (!iov_iter_count(it))
 		return false;
@@ -41,8 +48,15 @@ static inline bool sdp_iter_user_seg(const struct iov_iter *it,
 #else
 	iov = it->iov;
 #endif
-	*base = (unsigned long)iov->iov_base + it->iov_offset;
-	*len = min(iov_iter_count(it), iov->iov_len - it->iov_offset);
+	off = it->iov_offset;
+	for (nsegs = it->nr_segs; nsegs && off >= iov->iov_len; nsegs--) {
+		iov++;
+		off = 0;
+	}
+	if (!nsegs)
+		return false;
+	*base = (unsigned long)iov->iov_base + off;
+	*len = min(iov_iter_count(it), iov->iov_len - off);
 	return true;
 }
 

@@ -84,18 +84,31 @@ void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 	kfree(ring);
 }
 
-/* Handle up to @budget completions; poll_lock held, BHs off. */
+/*
+ * Handle up to @budget completions; poll_lock held, BHs off.
+ *
+ * Every work request we post carries an ib_cqe, except the RDMA reads
+ * that rdma_rw_ctx_post() chains in front of the last one of a read
+ * (only the last is signalled and carries ours).  An unsignalled request
+ * still completes when it fails or is flushed, with wr_cqe NULL: that is
+ * the read's completion (sdp_zc_rd_chain_done()).
+ */
 static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 {
 	struct ib_wc wcs[SDP_CQ_BATCH];
 	int done = 0, n, i;
 
+	lockdep_assert_held(&ssk->poll_lock);
 	while (done < budget) {
 		n = ib_poll_cq(ssk->cq, min(budget - done, SDP_CQ_BATCH), wcs);
 		if (n <= 0)
 			break;
-		for (i = 0; i < n; i++)
-			wcs[i].wr_cqe->done(ssk->cq, &wcs[i]);
+		for (i = 0; i < n; i++) {
+			if (unlikely(!wcs[i].wr_cqe))
+				sdp_zc_rd_chain_done(ssk, &wcs[i]);
+			else
+				wcs[i].wr_cqe->done(ssk->cq, &wcs[i]);
+		}
 		done += n;
 	}
 	return done;
@@ -167,6 +180,7 @@ void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 			     sdp_sysctl_recv_poll(net);
 	u64 end;
 
+	sock_owned_by_me(sk);
 	if (!usec || !ssk->cq || !test_bit(SDP_F_QP, &ssk->flags))
 		return;
 	end = local_clock() + min(usec, 100000U) * NSEC_PER_USEC;

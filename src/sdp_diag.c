@@ -62,6 +62,14 @@ void sdp_sock_unlink(struct sdp_sock *ssk)
 	spin_unlock_bh(&sdp_sock_list_lock);
 }
 
+/* A socket that connects again may be on a device the scan will remove. */
+void sdp_sock_clear_dev_gone(struct sdp_sock *ssk)
+{
+	spin_lock_bh(&sdp_sock_list_lock);
+	clear_bit(SDP_F_DEV_GONE, &ssk->flags);
+	spin_unlock_bh(&sdp_sock_list_lock);
+}
+
 /**
  * sdp_sock_scan() - act on the sockets that match a condition
  * @match: called under the list lock; true selects the socket (it should
@@ -324,6 +332,7 @@ static int sdp_diag_fill(struct sk_buff *skb, struct sdp_sock *ssk,
 	struct nlmsghdr *nlh;
 	u64 cookie;
 
+	lockdep_assert_held(&sdp_sock_list_lock);
 	nlh = nlmsg_put(skb, portid, seq, SOCK_DIAG_BY_FAMILY, sizeof(*r),
 			NLM_F_MULTI);
 	if (!nlh)

@@ -65,6 +65,7 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	};
 	int err;
 
+	lockdep_assert_held(&ssk->lock);
 	b->len = 0;
 	b->off = 0;
 	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, SDP_BUF_SIZE,
@@ -80,6 +81,7 @@ int sdp_rx_post_all(struct sdp_sock *ssk)
 	unsigned int i;
 	int err;
 
+	lockdep_assert_held(&ssk->lock);
 	for (i = 0; i < ssk->rx_count; i++) {
 		err = sdp_post_recv(ssk, &ssk->rx_ring[i]);
 		if (err)
@@ -139,6 +141,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	struct sock *sk = &ssk->sk;
 	u32 len, mseq, payload;
 
+	lockdep_assert_held(&ssk->lock);
 	if (byte_len < sizeof(*h)) {
 		sdp_warn_peer(ssk, "message of %u bytes, shorter than a BSDH; aborting\n",
 			      byte_len);
@@ -276,6 +279,7 @@ out:
 /* Repost a fully read buffer; ssk->lock held. */
 void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 {
+	lockdep_assert_held(&ssk->lock);
 	list_del_init(&b->node);
 	if (test_bit(SDP_F_ABORT, &ssk->flags) ||
 	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
@@ -301,6 +305,7 @@ static struct sdp_buf *sdp_rx_find(struct sdp_sock *ssk, size_t skip,
 {
 	struct sdp_buf *b;
 
+	lockdep_assert_held(&ssk->lock);
 	list_for_each_entry(b, &ssk->rx_queue, node) {
 		u32 avail = b->len - b->off;
 

@@ -34,6 +34,7 @@
 #include <linux/uio.h>
 
 #include "sdp.h"
+#include "sdp_compat.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
 
@@ -77,6 +78,7 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 {
 	u32 limit = ssk->rx_mseq_last + ssk->rx_posted;
 
+	lockdep_assert_held(&ssk->lock);
 	h->mid = mid;
 	h->flags = 0;
 	h->bufs = cpu_to_be16(min_t(unsigned int, ssk->rx_posted, U16_MAX));
@@ -97,6 +99,7 @@ u32 sdp_credit_grant(const struct sdp_sock *ssk)
 {
 	u32 peer_credits = ssk->rx_mseq_limit - ssk->rx_mseq_last;
 
+	lockdep_assert_held(&ssk->lock);
 	return ssk->rx_posted > peer_credits ? ssk->rx_posted - peer_credits : 0;
 }
 
@@ -129,13 +132,6 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len,
 	return ib_post_send(ssk->qp, &wr, NULL);
 }
 
-static bool sdp_tx_usable(const struct sdp_sock *ssk)
-{
-	return test_bit(SDP_F_QP, &ssk->flags) &&
-	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
-	       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
-}
-
 /*
  * Send a control message now: a BSDH and @extlen bytes of extra header
  * (at most SDP_CTRL_SIZE in all), with Invalidate of the peer's key *@inv
@@ -148,6 +144,7 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 	struct sdp_buf *b;
 	int err;
 
+	lockdep_assert_held(&ssk->lock);
 	if (!sdp_tx_usable(ssk) && mid != SDP_MID_ABORT)
 		return -ENOTCONN;
 	if (ssk->tx_credits < 1 ||
@@ -185,6 +182,7 @@ int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
 /* Post committed data while credits allow.  ssk->lock held. */
 static void sdp_tx_push(struct sdp_sock *ssk)
 {
+	lockdep_assert_held(&ssk->lock);
 	while (ssk->tx_post != ssk->tx_head &&
 	       ssk->tx_credits >= SDP_DATA_MIN_CREDITS && sdp_tx_usable(ssk)) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
@@ -212,6 +210,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 {
 	u32 grant;
 
+	lockdep_assert_held(&ssk->lock);
 	if (!sdp_tx_usable(ssk))
 		return;
 	sdp_tx_push(ssk);
@@ -242,6 +241,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 /* Commit the slot being filled, if any, and send.  ssk->lock held. */
 void sdp_tx_flush(struct sdp_sock *ssk)
 {
+	lockdep_assert_held(&ssk->lock);
 	if (ssk->tx_fill) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
 
@@ -256,6 +256,7 @@ void sdp_tx_flush(struct sdp_sock *ssk)
 /* Nothing posted or waiting to be.  ssk->lock held. */
 bool sdp_tx_idle(const struct sdp_sock *ssk)
 {
+	lockdep_assert_held(&ssk->lock);
 	return ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
 	       ssk->ctrl_tail == ssk->ctrl_head;
 }
@@ -318,6 +319,10 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_tx_try_control(ssk);
 	if (sdp_tx_idle(ssk))
 		sdp_check_close_done(ssk);
+	/* Our AbortConn is delivered (or failed): disconnect now. */
+	if (test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
+	    !sdp_abort_in_flight(ssk))
+		sdp_queue_work(ssk);
 	spin_unlock(&ssk->lock);
 }
 
@@ -389,8 +394,10 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 	}
 
 	while (copied < len) {
+		unsigned long base;
 		struct sdp_buf *b;
-		u32 off, n;
+		size_t n, seg;
+		u32 off;
 
 		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 			err = -EPIPE;
@@ -413,11 +420,15 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
 		off = SDP_HDR + ssk->tx_fill;
 		n = min_t(size_t, ssk->tx_max - off, len - copied);
-		/* Stop where a segment that goes zero-copy begins. */
-		if (!zc_off && ssk->zc_thresh)
-			n = min_t(size_t, n,
-				  iov_iter_single_seg_count(&msg->msg_iter));
 		spin_unlock_bh(&ssk->lock);
+		/*
+		 * Stop where a segment that may go zero-copy begins (at the
+		 * end of this one: never 0 bytes, empty elements are looked
+		 * past).
+		 */
+		if (!zc_off && ssk->zc_thresh &&
+		    sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
+			n = min(n, seg);
 
 		/* Slot tx_head is ours alone until it is committed. */
 		if (!copy_from_iter_full(b->data + off, n, &msg->msg_iter)) {
@@ -446,6 +457,12 @@ out:
 out_err:
 	if (copied)
 		goto out;
+	/*
+	 * As TCP's sk_stream_error(): a connection that failed reports its
+	 * error (once), then EPIPE, which alone raises SIGPIPE.
+	 */
+	if (err == -EPIPE)
+		err = sock_error(sk) ?: -EPIPE;
 	if (err == -EPIPE && !(msg->msg_flags & MSG_NOSIGNAL))
 		send_sig(SIGPIPE, current, 0);
 	return err;

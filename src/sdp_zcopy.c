@@ -49,6 +49,12 @@
 
 /* A peer that reads nothing of an advertisement for this long: cancel. */
 #define SDP_ZC_STALL		(HZ / 2)
+/*
+ * An advertisement of ours lasts at most this long, however the peer
+ * reads it: then it is cancelled (or withdrawn if not yet sent) and the
+ * rest goes buffered, so that a peer cannot keep our pages pinned.
+ */
+#define SDP_ZC_ADVERT_MAX	(4 * HZ)
 /* A peer must answer SrcAvailCancel within this, or is aborted. */
 #define SDP_ZC_ANSWER_TIMEOUT	(10 * HZ)
 
@@ -106,14 +112,20 @@ static int sdp_zc_pin(struct sdp_zc_pages *zp, unsigned long base, size_t len,
 {
 	unsigned int off = offset_in_page(base);
 	unsigned long npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
-	/* Pinned for the transfer only, as O_DIRECT I/O is: not longterm. */
-	unsigned int gup = 0;
+	unsigned int gup;
 	int n, err;
 
 	memset(zp, 0, sizeof(*zp));
+	if (!len)
+		return -EINVAL;
 	zp->dir = dir;
-	if (dir == DMA_FROM_DEVICE)
-		gup |= FOLL_WRITE;
+	/*
+	 * The reader's pages are pinned for its own RDMA read only, as for
+	 * O_DIRECT I/O.  The sender's stay pinned for as long as the peer
+	 * takes to read them (up to SDP_ZC_ADVERT_MAX): a long-term pin,
+	 * which keeps them out of movable and CMA memory.
+	 */
+	gup = dir == DMA_FROM_DEVICE ? FOLL_WRITE : FOLL_LONGTERM;
 	err = sdp_zc_account(npages);
 	if (err)
 		return err;
@@ -210,6 +222,7 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 	struct sdp_buf *b = ssk->zc_rx;
 	struct sdp_srcah *sa;
 
+	lockdep_assert_held(&ssk->lock);
 	/* A read is in flight only on the advertisement being consumed. */
 	if (WARN_ON_ONCE(!b))
 		return;
@@ -224,6 +237,25 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 		}
 	}
 	sdp_tx_try_control(ssk);
+}
+
+/*
+ * One of the unsignalled work requests that rdma_rw_ctx_post() chained in
+ * front of the last one of our RDMA read failed or was flushed (it has no
+ * cqe of ours).  The read has failed; its last request, which carries
+ * ssk->zc_rd_cqe, completes (flushed) after it and wakes the reader.
+ */
+void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc)
+{
+	spin_lock(&ssk->lock);
+	if (wc->status != IB_WC_SUCCESS) {
+		set_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
+		if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		    !test_bit(SDP_F_ABORT, &ssk->flags))
+			sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
+				      ib_wc_status_msg(wc->status));
+	}
+	spin_unlock(&ssk->lock);
 }
 
 static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -318,26 +350,63 @@ static bool sdp_zc_tx_woken(struct sdp_sock *ssk, u32 seen)
 }
 
 /*
+ * End our advertisement early.  A SrcAvail still waiting in the send ring
+ * for credits has not reached the peer: take it back, and the
+ * advertisement is over at once.  One that went out is cancelled: the
+ * peer may be reading it, so it is over only with the peer's answer.
+ * Returns true if it was taken back.  ssk->lock held.
+ */
+static bool sdp_zc_tx_cancel(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	/*
+	 * Nothing is committed behind the SrcAvail while it is ours: one
+	 * sendmsg() at a time (tx_mutex), and this one waits here.
+	 */
+	if ((s32)(ssk->tx_post - ssk->zc_tx_slot) <= 0 &&
+	    ssk->zc_tx_slot + 1 == ssk->tx_head) {
+		ssk->tx_head--;
+		WRITE_ONCE(ssk->zc_tx_len, ssk->zc_tx_acked);
+		return true;
+	}
+	set_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
+	sdp_tx_try_control(ssk);
+	return false;
+}
+
+/*
  * Wait for the advertisement to end.  Returns 0, or the error the send
  * gives if nothing was read: -EINTR/-ERESTARTSYS on a signal, -EAGAIN
- * when SO_SNDTIMEO ran out.  *@stalled: cancelled because the peer read
- * nothing for SDP_ZC_STALL (the rest may go buffered).
+ * when SO_SNDTIMEO ran out.  *@stalled: ended early because the peer
+ * read nothing for SDP_ZC_STALL, or had not read it all after
+ * SDP_ZC_ADVERT_MAX (the rest may go buffered).
+ *
+ * Once cancelled, the wait goes on without a signal or timeout cutting
+ * it short (the peer may be reading our pages) until the peer answers;
+ * a peer that does not answer within SDP_ZC_ANSWER_TIMEOUT of the
+ * SrcAvailCancel going out is aborted.
  */
 static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	unsigned long deadline = jiffies + SDP_ZC_STALL, end = 0;
+	unsigned long deadline = jiffies + SDP_ZC_STALL;
+	unsigned long last = jiffies + SDP_ZC_ADVERT_MAX;
+	unsigned long end = 0;
+	bool cancelled = false;
 	u32 seen = 0;
 	int err = 0;
 
+	sock_owned_by_me(sk);
 	while (!sdp_zc_tx_over(ssk)) {
 		u32 acked = READ_ONCE(ssk->zc_tx_acked);
 		unsigned long start = jiffies;
 		long left;
 
-		if (end) {
-			/* Cancelled: the peer may be reading; wait it out. */
-			if (time_after(jiffies, end)) {
+		if (cancelled) {
+			/* The peer may be reading: wait for its answer. */
+			if (!end && test_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags))
+				end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+			if (end && time_after(jiffies, end)) {
 				sdp_warn_peer(ssk, "no answer to SrcAvailCancel in %us; aborting\n",
 					      SDP_ZC_ANSWER_TIMEOUT / HZ);
 				sdp_conn_abort(ssk, ETIMEDOUT);
@@ -345,7 +414,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 			}
 			release_sock(sk);
 			wait_event_timeout(*sk_sleep(sk), sdp_zc_tx_over(ssk),
-					   end - jiffies);
+					   end ? end - jiffies : HZ / 10);
 			lock_sock(sk);
 			continue;
 		}
@@ -357,17 +426,17 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 			err = sock_intr_errno(*timeo);
 		else if (!*timeo)
 			err = -EAGAIN;
-		else if (time_after_eq(jiffies, deadline))
+		else if (time_after_eq(jiffies, deadline) ||
+			 time_after_eq(jiffies, last))
 			*stalled = true;
 		if (err || *stalled) {
 			spin_lock_bh(&ssk->lock);
-			set_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
-			sdp_tx_try_control(ssk);
+			cancelled = !sdp_zc_tx_cancel(ssk);
 			spin_unlock_bh(&ssk->lock);
-			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
 			continue;
 		}
-		left = min_t(long, *timeo, max_t(long, 1, deadline - jiffies));
+		left = min_t(long, *timeo,
+			     max_t(long, 1, min(deadline, last) - jiffies));
 		release_sock(sk);
 		left = wait_event_interruptible_timeout(*sk_sleep(sk),
 							sdp_zc_tx_woken(ssk, seen),
@@ -401,25 +470,34 @@ static struct ib_mr *sdp_zc_mr(struct sdp_sock *ssk)
 
 /*
  * Wait until everything queued before the advertisement is committed
- * and a send slot is free for the SrcAvail.
+ * and a send slot is free for the SrcAvail.  Returns 0 with the
+ * connection's resources there (they stay while lock_sock() is held),
+ * or -EPIPE when the connection is over (whose error the caller reports)
+ * or the wait's own error.  The connection is checked first: once it is
+ * torn down (device removal) its empty ring has room, but no QP, PD or
+ * device to advertise with.
  */
 static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
-	bool ok;
+	int err;
 
+	sock_owned_by_me(sk);
 	for (;;) {
-		int err;
+		bool ok = false;
 
 		spin_lock_bh(&ssk->lock);
-		sdp_tx_flush(ssk);
-		ok = ssk->tx_head - ssk->tx_tail < ssk->tx_count;
+		err = -EPIPE;
+		if (sdp_tx_usable(ssk) && !sk->sk_err &&
+		    !(sk->sk_shutdown & SEND_SHUTDOWN)) {
+			err = 0;
+			sdp_tx_flush(ssk);
+			ok = ssk->tx_head - ssk->tx_tail < ssk->tx_count;
+		}
 		spin_unlock_bh(&ssk->lock);
-		if (ok)
-			return 0;
-		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN))
-			return -EPIPE;
+		if (err || ok)
+			return err;
 		err = sdp_wait_check(*timeo);
 		if (err)
 			return err;
@@ -448,9 +526,8 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	struct sdp_srcah *sa;
 	int err;
 
-	if (!test_bit(SDP_F_QP, &ssk->flags) ||
-	    test_bit(SDP_F_ABORT, &ssk->flags) ||
-	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
+	lockdep_assert_held(&ssk->lock);
+	if (!sdp_tx_usable(ssk))
 		return -EPIPE;
 	err = ib_post_send(ssk->qp, &reg.wr, NULL);
 	if (err)
@@ -462,6 +539,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	sa->vaddr = cpu_to_be64(mr->iova);
 	b->mid = SDP_MID_SRCAVAIL;
 	b->len = sizeof(*sa);
+	ssk->zc_tx_slot = ssk->tx_head;
 	ssk->tx_head++;
 	ssk->zc_tx_len = len;
 	ssk->zc_tx_acked = 0;
@@ -491,9 +569,9 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 		   bool *fallback, int *err)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct ib_device *dev = ssk->sdev->ibdev;
 	struct sdp_zc_pages zp;
 	bool stalled = false, rinv;
+	struct ib_device *dev;
 	unsigned long base;
 	struct ib_mr *mr;
 	size_t seg;
@@ -503,12 +581,14 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	*err = 0;
 	if (!sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
 		goto fall_back;
-	/* At most what the MR maps, whatever the offset in the first page. */
-	len = min_t(size_t, seg, SDP_ZC_MAX_BYTES);
-	len = min_t(size_t, len, (sdp_zc_mr_pages(ssk) - 1) * PAGE_SIZE);
 	*err = sdp_zc_wait_slot(sk, timeo);
 	if (*err)
 		return 0;
+	/* The connection is there: its device, QP and PD stay meanwhile. */
+	dev = ssk->sdev->ibdev;
+	/* At most what the MR maps, whatever the offset in the first page. */
+	len = min_t(size_t, seg, SDP_ZC_MAX_BYTES);
+	len = min_t(size_t, len, (sdp_zc_mr_pages(ssk) - 1) * PAGE_SIZE);
 
 	mr = sdp_zc_mr(ssk);
 	if (!mr || sdp_zc_pin(&zp, base, len, DMA_TO_DEVICE))
@@ -581,6 +661,7 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 {
 	struct sdp_buf *b = ssk->zc_rx;
 
+	lockdep_assert_held(&ssk->lock);
 	ssk->zc_rx = NULL;
 	clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
 	ssk->rx_bytes -= b->len - b->off;
@@ -620,10 +701,12 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	struct rdma_rw_ctx ctx;
 	struct sdp_zc_pages zp;
 	unsigned long base;
+	u64 vaddr;
+	u32 port, rkey, gen;
 	size_t seg;
-	u32 port;
 	int ret;
 
+	sock_owned_by_me(sk);
 	/*
 	 * The connection is gone: the advertised bytes cannot be read any
 	 * more.  Drop them; the reader gets the error, then EOF.
@@ -652,8 +735,23 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	if ((flags & MSG_PEEK) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
 		return sdp_zc_recv_decline(ssk, b);
-	len = min3(len, seg, (size_t)SDP_ZC_MAX_BYTES);
-	len = min_t(size_t, len, b->len - b->off);
+
+	/*
+	 * What we read is the advertisement as it is now; the peer may
+	 * cancel it (and we decline it) from the completion handler at any
+	 * time until our read is posted, so that is checked again then.
+	 */
+	spin_lock_bh(&ssk->lock);
+	if (ssk->zc_rx != b) {
+		spin_unlock_bh(&ssk->lock);
+		return 0;	/* ended meanwhile: look at the queue again */
+	}
+	gen = ssk->zc_rx_gen;
+	rkey = be32_to_cpu(sa->rkey);
+	vaddr = be64_to_cpu(sa->vaddr) + b->off;
+	len = min3(len, seg, (size_t)(b->len - b->off));
+	spin_unlock_bh(&ssk->lock);
+
 	/* Not aborted: the connection (QP, CM id) is still there. */
 	port = ssk->id->port_num;
 	if (sdp_zc_pin(&zp, base, len, DMA_FROM_DEVICE)) {
@@ -661,9 +759,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		return sdp_zc_recv_decline(ssk, b);
 	}
 	ret = rdma_rw_ctx_init(&ctx, ssk->qp, port, zp.sgt.sgl,
-			       zp.sgt.orig_nents, 0,
-			       be64_to_cpu(sa->vaddr) + b->off,
-			       be32_to_cpu(sa->rkey), DMA_FROM_DEVICE);
+			       zp.sgt.orig_nents, 0, vaddr, rkey,
+			       DMA_FROM_DEVICE);
 	if (ret < 0) {
 		sdp_zc_unpin(&zp);
 		return sdp_zc_recv_decline(ssk, b);
@@ -672,6 +769,9 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	spin_lock_bh(&ssk->lock);
 	if (test_bit(SDP_F_ABORT, &ssk->flags)) {
 		ret = -ECONNRESET;
+	} else if (ssk->zc_rx != b || ssk->zc_rx_gen != gen) {
+		/* Cancelled (and declined) while we pinned: not ours any more. */
+		ret = -EAGAIN;
 	} else {
 		clear_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
 		clear_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
@@ -689,6 +789,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	rdma_rw_ctx_destroy(&ctx, ssk->qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
 			    DMA_FROM_DEVICE);
 	sdp_zc_unpin(&zp);
+	if (ret == -EAGAIN)
+		return 0;
 	if (ret) {
 		sdp_conn_abort(ssk, ECONNRESET);
 		return ret;
@@ -732,6 +834,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 	struct sock *sk = &ssk->sk;
 	u32 n;
 
+	lockdep_assert_held(&ssk->lock);
 	switch (h->mid) {
 	case SDP_MID_SRCAVAIL: {
 		struct sdp_srcah *sa = (void *)(h + 1);
@@ -742,11 +845,12 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		n = be32_to_cpu(sa->len);
-		if (!n || ssk->zc_rx ||
+		if (!n || n > SDP_ZC_MAX_BYTES || ssk->zc_rx ||
 		    test_bit(SDP_F_DISCONN_RCVD, &ssk->flags)) {
 			sdp_warn_peer(ssk, "SrcAvail of %u bytes %s; aborting\n",
-				      n, !n ? "is empty" : ssk->zc_rx ?
-				      "while one is outstanding" :
+				      n, !n ? "is empty" :
+				      n > SDP_ZC_MAX_BYTES ? "is too long" :
+				      ssk->zc_rx ? "while one is outstanding" :
 				      "after DisConn");
 			break;
 		}
@@ -761,6 +865,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 		list_add_tail(&b->node, &ssk->rx_queue);
 		ssk->rx_bytes += n;
 		ssk->zc_rx = b;
+		ssk->zc_rx_gen++;
 		return true;
 	}
 	case SDP_MID_RDMA_RD_COMPL: {
@@ -829,6 +934,7 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 	struct sdp_bsdh *h = b->data;
 	struct sdp_rrch *rr = (void *)(h + 1);
 
+	lockdep_assert_held(&ssk->lock);
 	if (byte_len != sizeof(*h) + sizeof(*rr) ||
 	    h->mid != SDP_MID_RDMA_RD_COMPL || !ssk->zc_tx_len ||
 	    !ssk->zc_mr || rkey != ssk->zc_mr->rkey ||
@@ -851,6 +957,7 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
  */
 void sdp_zc_tx_control(struct sdp_sock *ssk)
 {
+	lockdep_assert_held(&ssk->lock);
 	if (ssk->zc_rx_compl) {
 		struct sdp_rrch rr = { .len = cpu_to_be32(ssk->zc_rx_compl) };
 		bool inv = test_bit(SDP_F_ZC_RX_INV, &ssk->flags);

@@ -42,8 +42,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <linux/sdp.h>
@@ -79,6 +83,11 @@ enum {
 	MID_DATA	= 0xff,
 	MID_UPDATE	= 0x100,	/* peer_expect_msg(): a credit update */
 };
+
+/* The largest advertisement the module accepts (src/sdp.h). */
+#define SDP_ZC_MAX_BYTES	(1024 * 1024)
+/* How long the module keeps one advertisement of its own at most. */
+#define SDP_ZC_ADVERT_MAX_MS	4000
 
 struct bsdh {
 	uint8_t mid;
@@ -146,6 +155,7 @@ struct peer {
 	int listener;
 	int sock;
 	int sockets_before;
+	struct rdma_res res_before;	/* RDMA resources before the case */
 
 	/* The peer's side. */
 	struct rdma_event_channel *ec;
@@ -158,11 +168,12 @@ struct peer {
 	bool qp;
 	struct ibv_qp *qpp;		/* the QP (p->id->qp unless manual) */
 	bool manual;			/* QP ours: RTU only on peer_rtu() */
+	bool no_recv;			/* post no receive buffer at all */
 	unsigned int seen[32];		/* CM events seen, by type */
 	struct hello_ack ha;		/* HelloAck (wire order) */
 	size_t ha_len;
 
-	unsigned int credits;		/* bufs of the HelloAck */
+	unsigned int credits;		/* receive buffers the module posted */
 	uint32_t tx_mseq;		/* mseq of our last message */
 	uint32_t rx_mseq;		/* mseq of the module's last message */
 	unsigned int tx_slot;
@@ -725,7 +736,7 @@ static void peer_start(struct peer *p, void (*mangle)(struct hello *hh))
 	memset(p->buf, 0, p->buf_len);
 	p->mr = ibv_reg_mr(p->pd, p->buf, p->buf_len, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(p->mr, "ibv_reg_mr: %s", strerror(errno));
-	for (i = 0; i < PEER_RX_BUFS; i++)
+	for (i = 0; i < PEER_RX_BUFS && !p->no_recv; i++)
 		CHECK(peer_post_recv(p, i) == 0, "ibv_post_recv: %s",
 		      strerror(errno));
 
@@ -803,6 +814,7 @@ static void peer_listen(struct peer *p, int backlog, int bufsize)
 	memset(p, 0, sizeof(*p));
 	p->sock = -1;
 	p->sockets_before = proc_net_sdp_count();
+	CHECK(rdma_res_read(&p->res_before) == 0, "rdma resource show failed");
 	p->listener = net_listener(&p->addr, backlog, bufsize);
 }
 
@@ -822,10 +834,7 @@ static void peer_setup_flags(struct peer *p, int bufsize, uint8_t flags)
 
 static void peer_setup(struct peer *p, int bufsize)
 {
-	peer_listen(p, 4, bufsize);
-	peer_start(p, NULL);
-	peer_established(p);
-	p->sock = net_accept(p->listener, WAIT_MS);
+	peer_setup_flags(p, bufsize, 0);
 }
 
 /* Another peer for the listener of @l (which keeps it). */
@@ -836,6 +845,7 @@ static void peer_also(struct peer *p, const struct peer *l)
 	p->listener = -1;
 	p->addr = l->addr;
 	p->sockets_before = l->sockets_before + (l->listener >= 0);
+	CHECK(rdma_res_read(&p->res_before) == 0, "rdma resource show failed");
 }
 
 /* The peer sees the connection end: DISCONNECTED within WAIT_MS. */
@@ -846,11 +856,9 @@ static void peer_expect_disconnect(struct peer *p)
 }
 
 /*
- * After an abort by the module: the peer should get an AbortConn with the
- * module's next mseq, acknowledging @mseq_ack, and must see the connection
- * end.  Whether the AbortConn makes it is not guaranteed (the module moves
- * its QP to the error state right after posting it), so its absence is
- * only reported; if it comes, it must be well-formed.
+ * After an abort by the module: the peer gets an AbortConn with the
+ * module's next mseq, acknowledging @mseq_ack (the module disconnects only
+ * once its AbortConn is delivered), and sees the connection end.
  */
 static void peer_expect_abort(struct peer *p, uint32_t mseq_ack)
 {
@@ -867,11 +875,8 @@ static void peer_expect_abort(struct peer *p, uint32_t mseq_ack)
 			      "mid %#x from the module before its AbortConn",
 			      p->rx[i].mid);
 	}
-	if (!m) {
-		tap_diag("the peer got no AbortConn (%u messages, %u flushed)",
-			 p->rx_n - p->rx_read, p->rx_flushed);
-		return;
-	}
+	CHECK(m, "no AbortConn from the module (%u messages, %u flushed)",
+	      p->rx_n - p->rx_read, p->rx_flushed);
 	CHECK(m->byte_len == sizeof(struct bsdh) && m->len == m->byte_len,
 	      "AbortConn: len %u, %u bytes", m->len, m->byte_len);
 	CHECK(m->mseq == i && m->mseq_ack == mseq_ack,
@@ -886,6 +891,25 @@ static bool sockets_back(void *arg)
 	int n = proc_net_sdp_count();
 
 	return n >= 0 && n <= p->sockets_before;
+}
+
+/*
+ * The module's sockets and RDMA resources (QP, CQ, MR, PD, CM id) are
+ * back where they were before the case: a closed connection must free
+ * everything, not only leave /proc/net/sdp.
+ */
+static void expect_all_back(const struct peer *p, const char *when)
+{
+	char want[128], got[128];
+	struct rdma_res now;
+
+	CHECK(wait_until(sockets_back, (void *)p, WAIT_MS),
+	      "/proc/net/sdp %s: %d sockets, %d before the case", when,
+	      proc_net_sdp_count(), p->sockets_before);
+	CHECK(rdma_res_wait(&p->res_before, &now, WAIT_MS),
+	      "RDMA resources %s: %s, before the case %s", when,
+	      rdma_res_str(&now, got, sizeof(got)),
+	      rdma_res_str(&p->res_before, want, sizeof(want)));
 }
 
 /* Release everything; the module's sockets must go too. */
@@ -917,9 +941,7 @@ static void peer_teardown(struct peer *p)
 	free(p->buf);
 	if (!p->completion_errors_ok)
 		klog_no_completion_errors();
-	CHECK(wait_until(sockets_back, p, WAIT_MS),
-	      "/proc/net/sdp: %d sockets, %d before the case",
-	      proc_net_sdp_count(), p->sockets_before);
+	expect_all_back(p, "after the case");
 }
 
 /* ---- The module's side ------------------------------------------------ */
@@ -1090,7 +1112,7 @@ static void test_valid_peer(void)
 
 	klog_start();
 	peer_setup(&p, 0);
-	tap_diag("HelloAck: %u credits, %u-byte buffers", p.credits,
+	tap_diag("%u credits, %u-byte buffers", p.credits,
 		 ntohl(p.ha.actrcvsz));
 	peer_send_data(&p, "hello");
 	peer_sends_ok(&p);
@@ -1104,8 +1126,8 @@ static void test_valid_peer(void)
 	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
 	      "payload \"%.*s\"", (int)m->paylen, m->payload);
 	/* The buffer "hello" used is posted again: all credits back. */
-	CHECK(m->bufs == p.credits, "Data bufs %u, HelloAck had %u", m->bufs,
-	      p.credits);
+	CHECK(m->bufs == p.credits, "Data bufs %u, the module had posted %u",
+	      m->bufs, p.credits);
 
 	orderly_close(&p);
 	CHECK(p.rx_n == p.rx_read, "%u unexpected messages from the module",
@@ -1264,7 +1286,8 @@ static struct srcah zsend_read_by_peer(struct peer *p, bool inv)
 	p->inv_rkey = sa.rkey;
 	peer_send(p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
 	peer_sends_ok(p);
-	pthread_join(t, NULL);
+	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return within %d ms",
+	      WAIT_MS);
 	CHECK(z.ret == PEER_BIG, "send: %zd (%s)", z.ret, strerror(z.err));
 	return sa;
 }
@@ -1334,7 +1357,8 @@ static void test_zcopy_key_range(void)
 				 sa.rkey, "read past the advertised range");
 	/* Our QP is dead; the module's send must end with an error. */
 	rdma_disconnect(p.id);
-	pthread_join(t, NULL);
+	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return within %d ms",
+	      WAIT_MS);
 	CHECK(z.ret < 0, "send returned %zd", z.ret);
 	peer_teardown(&p);
 }
@@ -1359,7 +1383,8 @@ static void test_zcopy_key_read_only(void)
 	peer_expect_access_error(&p, IBV_WR_RDMA_WRITE, 16, sa.vaddr, sa.rkey,
 				 "write through the read-only key");
 	rdma_disconnect(p.id);
-	pthread_join(t, NULL);
+	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return within %d ms",
+	      WAIT_MS);
 	CHECK(z.intact, "the sender's buffer was written to");
 	peer_teardown(&p);
 }
@@ -1387,6 +1412,342 @@ static void test_zcopy_bad_key_from_peer(void)
 	      strerror(errno));
 	klog_expect("RDMA read of its SrcAvail failed");
 	peer_expect_disconnect(&p);
+	peer_teardown(&p);
+}
+
+/*
+ * A peer that advertises a large buffer under a bogus key: the module's
+ * RDMA read into a 256 KiB buffer is a chain of work requests (one per
+ * max_sge_rd pages), of which only the last is signalled and carries the
+ * module's completion entry.  The first one fails, and the completion of
+ * that unsignalled request (no cqe) must not crash the receiver: recv()
+ * fails with ECONNRESET and the reason is logged.
+ */
+static void test_zcopy_bad_key_chained_read(void)
+{
+	const size_t len = 256 * 1024;
+	struct srcah sa = { htonl(len), htonl(0xdead00), htobe64(0x10000) };
+	struct peer p;
+	char *buf;
+	ssize_t n;
+
+	buf = aligned_alloc(4096, len);
+	CHECK(buf, "out of memory");
+	memset(buf, 0, len);
+	klog_start();
+	peer_setup(&p, 0);
+	p.completion_errors_ok = true;
+	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+	peer_sends_ok(&p);
+	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN, "SrcAvail not readable");
+	n = recv(p.sock, buf, len, 0);
+	CHECK(n < 0 && errno == ECONNRESET, "recv: %zd (%s)", n,
+	      strerror(errno));
+	klog_expect("RDMA read of its SrcAvail failed");
+	peer_expect_disconnect(&p);
+	peer_teardown(&p);
+	free(buf);
+}
+
+/*
+ * A SrcAvail longer than any advertisement the module makes itself
+ * (SDP_ZC_MAX_BYTES) is a protocol error: the module's count of unread
+ * bytes must not be at the mercy of a 32-bit length from the wire.
+ */
+static void test_zcopy_srcavail_too_long(void)
+{
+	static const uint32_t lens[] = { 0xffffffff, SDP_ZC_MAX_BYTES + 1 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct srcah sa = { htonl(lens[i]), htonl(0x1234), 0 };
+		char want[96];
+		struct peer p;
+
+		klog_start();
+		peer_setup(&p, 0);
+		peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+		sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
+		snprintf(want, sizeof(want), "SrcAvail of %u bytes is too long",
+			 lens[i]);
+		klog_expect(want);
+		peer_expect_abort(&p, 1);
+		peer_teardown(&p);
+	}
+}
+
+/* A readable MR of the peer over the first @len bytes of its big buffer. */
+static struct ibv_mr *peer_reg_readable(struct peer *p, size_t len)
+{
+	uint8_t *big = p->buf + (size_t)PEER_RX_BUFS * PEER_BUF_SIZE +
+		       (size_t)PEER_TX_SLOTS * PEER_TX_SLOT;
+	struct ibv_mr *mr = ibv_reg_mr(p->pd, big, len, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+
+	CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
+	return mr;
+}
+
+struct zrecv {
+	int fd;
+	void *buf;
+	size_t len;
+	ssize_t ret;
+	int err;
+};
+
+static void *zrecv_fn(void *arg)
+{
+	struct zrecv *z = arg;
+
+	z->ret = recv(z->fd, z->buf, z->len, 0);
+	z->err = errno;
+	return NULL;
+}
+
+/*
+ * SrcAvailCancel while the module's reader is pinning its pages for the
+ * RDMA read.  The reader's buffer is a userfaultfd page, so the pin stops
+ * in the page fault until the test resolves it: the peer cancels in that
+ * window, the module answers SendSM (it declines the advertisement), and
+ * only then does the pin go on.  The reader must not read the withdrawn
+ * advertisement (its key and buffer are no longer the module's to use):
+ * it gets the bytes the peer then sends as Data, and no RdmaRdCompl goes
+ * to the peer.
+ */
+static void test_zcopy_cancel_while_pinning(void)
+{
+	const size_t len = 512;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_copy copy = {};
+	struct zrecv z = { .len = len };
+	struct pollfd pfd = { .events = POLLIN };
+	struct uffd_msg um;
+	char text[512], *src;
+	struct ibv_mr *mr;
+	struct srcah sa;
+	struct peer p;
+	pthread_t t;
+	int uffd;
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		tap_skip("userfaultfd: %s", strerror(errno));
+	CHECK_OK(ioctl(uffd, UFFDIO_API, &api));
+	z.buf = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(z.buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	reg.range.start = (uintptr_t)z.buf;
+	reg.range.len = pg;
+	CHECK_OK(ioctl(uffd, UFFDIO_REGISTER, &reg));
+	src = aligned_alloc(pg, pg);
+	CHECK(src, "out of memory");
+	memset(src, 0, pg);
+
+	klog_start();
+	peer_setup(&p, 0);
+	z.fd = p.sock;
+	mr = peer_reg_readable(&p, len);
+	pattern_fill(mr->addr, len, 93, 0);
+	CHECK(!pthread_create(&t, NULL, zrecv_fn, &z), "pthread_create");
+	sa.len = htonl(len);
+	sa.rkey = htonl(mr->rkey);
+	sa.vaddr = htobe64((uintptr_t)mr->addr);
+	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+	peer_sends_ok(&p);
+
+	/* The reader is pinning its buffer: the page fault waits for us. */
+	pfd.fd = uffd;
+	CHECK(poll(&pfd, 1, WAIT_MS) == 1, "no page fault within %d ms", WAIT_MS);
+	CHECK(read(uffd, &um, sizeof(um)) == sizeof(um) &&
+	      um.event == UFFD_EVENT_PAGEFAULT, "not a page fault event");
+	peer_send(&p, MID_SRCAVAIL_CANCEL, NULL, 0);
+	peer_expect_msg(&p, MID_SENDSM, p.tx_mseq);
+
+	copy.dst = (uintptr_t)z.buf;
+	copy.src = (uintptr_t)src;
+	copy.len = pg;
+	CHECK_OK(ioctl(uffd, UFFDIO_COPY, &copy));
+
+	/* The advertised bytes come as Data, as SendSM asked. */
+	pattern_fill(text, len, 94, 0);
+	peer_send(&p, MID_DATA, text, len);
+	peer_sends_ok(&p);
+	CHECK(join_ms(t, WAIT_MS) == 0, "the recv did not return within %d ms",
+	      WAIT_MS);
+	CHECK(z.ret == (ssize_t)len, "recv: %zd (%s)", z.ret, strerror(z.err));
+	CHECK(pattern_check(z.buf, len, 94, 0) < 0,
+	      "the reader got the withdrawn advertisement's bytes, not the Data");
+	/* Nothing but credit updates from the module: no RdmaRdCompl. */
+	peer_idle(&p, 300);
+	peer_skip_updates(&p);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
+	peer_teardown(&p);
+	free(src);
+	close(uffd);
+}
+
+/* Bytes of Data that arrive from the module within WAIT_MS, up to @want. */
+static size_t peer_expect_data_bytes(struct peer *p, size_t want)
+{
+	size_t got = 0;
+
+	while (got < want) {
+		struct msg *m = peer_expect_msg(p, MID_DATA, p->tx_mseq);
+
+		got += m->byte_len - sizeof(struct bsdh);
+	}
+	CHECK(got == want, "%zu bytes of Data, expected %zu", got, want);
+	return got;
+}
+
+enum adv_end { ADV_STALL, ADV_TIMEOUT, ADV_ABORT };
+
+/*
+ * The module's key is dead once send() returns, whatever ended the
+ * advertisement; the peer never reads and
+ *   ADV_STALL: the module cancels (SrcAvailCancel) after its stall time,
+ *     the peer answers SendSM, the bytes come as Data and send() returns
+ *     all of them;
+ *   ADV_TIMEOUT: SO_SNDTIMEO runs out first: cancel, SendSM, and send()
+ *     fails with EAGAIN (nothing was sent);
+ *   ADV_ABORT: the peer aborts; send() fails with ECONNRESET (as TCP's
+ *     send reports a reset).
+ * When send() returns, no page is pinned any more, and (while the
+ * connection lives) a read through the key fails with a remote access
+ * error.
+ */
+static void zsend_ended(enum adv_end how)
+{
+	static const char *const names[] = { "stall", "timeout", "abort" };
+	struct zsend z = { .len = PEER_BIG };
+	struct srcah sa;
+	struct peer p;
+	long pinned;
+	pthread_t t;
+
+	tap_diag("advertisement ended by %s", names[how]);
+	klog_start();
+	peer_setup(&p, 0);
+	pinned = vm_pin_kb();	/* the peer's own registered memory */
+	z.fd = p.sock;
+	if (how == ADV_TIMEOUT) {
+		struct timeval tv = { .tv_usec = 200000 };
+
+		CHECK_OK(setsockopt(p.sock, SOL_SOCKET, SO_SNDTIMEO, &tv,
+				    sizeof(tv)));
+	}
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	sa = peer_expect_srcavail(&p);
+	if (how == ADV_ABORT) {
+		peer_send(&p, MID_ABORT, NULL, 0);
+	} else {
+		peer_expect_msg(&p, MID_SRCAVAIL_CANCEL, p.tx_mseq);
+		peer_send(&p, MID_SENDSM, NULL, 0);
+		if (how == ADV_STALL)
+			peer_expect_data_bytes(&p, PEER_BIG);
+	}
+	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return within %d ms",
+	      WAIT_MS);
+	switch (how) {
+	case ADV_STALL:
+		CHECK(z.ret == PEER_BIG, "send: %zd (%s)", z.ret,
+		      strerror(z.err));
+		break;
+	case ADV_TIMEOUT:
+		CHECK(z.ret < 0 && z.err == EAGAIN, "send: %zd (%s)", z.ret,
+		      strerror(z.err));
+		break;
+	case ADV_ABORT:
+		CHECK(z.ret < 0 && z.err == ECONNRESET, "send: %zd (%s)", z.ret,
+		      strerror(z.err));
+		break;
+	}
+	CHECK(vm_pin_kb() == pinned,
+	      "%ld kB still pinned when send() returned (the peer has %ld)",
+	      vm_pin_kb(), pinned);
+	if (how == ADV_ABORT) {
+		/*
+		 * The module takes its QP out of service after an abort, so
+		 * nothing can be read through any key of it any more (a read
+		 * would wait for our QP's retry timer, which rdma_cm leaves
+		 * off); the pages were released before send() returned.
+		 */
+		peer_expect_disconnect(&p);
+	} else {
+		peer_expect_access_error(&p, IBV_WR_RDMA_READ, sa.len, sa.vaddr,
+					 sa.rkey, "read after the send returned");
+	}
+	peer_teardown(&p);
+}
+
+static void test_zcopy_key_dead_after_cancel(void)
+{
+	zsend_ended(ADV_STALL);
+	zsend_ended(ADV_TIMEOUT);
+	zsend_ended(ADV_ABORT);
+}
+
+/*
+ * A peer that reports one byte read every 400 ms (less than the stall
+ * time, so the advertisement never stalls) must not keep the module's
+ * pages pinned for ever: the module cancels an advertisement that is not
+ * over after SDP_ZC_ADVERT_MAX_MS, and sends the rest as Data.
+ */
+static void test_zcopy_advert_lifetime(void)
+{
+	struct zsend z = { .len = PEER_BIG };
+	uint32_t one = htonl(1);
+	unsigned int reported = 0;
+	long long t0, took;
+	struct peer p;
+	long pinned;
+	pthread_t t;
+
+	klog_start();
+	peer_setup(&p, 0);
+	pinned = vm_pin_kb();	/* the peer's own registered memory */
+	z.fd = p.sock;
+	CHECK(!pthread_create(&t, NULL, zsend_fn, &z), "pthread_create");
+	peer_expect_srcavail(&p);
+	t0 = now_ms();
+	for (;;) {
+		struct msg *m;
+
+		peer_send(&p, MID_RDMA_RD_COMPL, &one, sizeof(one));
+		reported++;
+		(void)PEER_WAIT(&p, p.rx_n > p.rx_read, 400);
+		if (p.rx_n == p.rx_read) {
+			CHECK(now_ms() - t0 < SDP_ZC_ADVERT_MAX_MS + 3000,
+			      "no SrcAvailCancel %lld ms into the advertisement",
+			      now_ms() - t0);
+			continue;
+		}
+		m = &p.rx[p.rx_read];
+		if (is_credit_update(m)) {
+			p.rx_read++;
+			continue;
+		}
+		break;
+	}
+	took = now_ms() - t0;
+	peer_expect_msg(&p, MID_SRCAVAIL_CANCEL, p.tx_mseq);
+	tap_diag("SrcAvailCancel after %lld ms and %u one-byte reports", took,
+		 reported);
+	CHECK(took >= SDP_ZC_ADVERT_MAX_MS - 1000,
+	      "cancelled after %lld ms, while the peer kept reading", took);
+	peer_send(&p, MID_SENDSM, NULL, 0);
+	peer_expect_data_bytes(&p, PEER_BIG - reported);
+	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return within %d ms",
+	      WAIT_MS);
+	CHECK(z.ret == PEER_BIG, "send: %zd (%s)", z.ret, strerror(z.err));
+	CHECK(vm_pin_kb() == pinned, "%ld kB pinned, the peer has %ld",
+	      vm_pin_kb(), pinned);
+	orderly_close(&p);
 	peer_teardown(&p);
 }
 
@@ -1467,7 +1828,8 @@ static void test_zcopy_bad_remote_inv(void)
 			peer_send_data(&p, "x");
 		else
 			peer_send(&p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
-		pthread_join(t, NULL);
+		CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return within %d ms",
+	      WAIT_MS);
 		CHECK(z.ret < 0, "send returned %zd", z.ret);
 		klog_expect(cases[i].log);
 		peer_expect_disconnect(&p);
@@ -1643,7 +2005,8 @@ static void test_too_many_messages(void)
 	sdp_expect_data(&p, "m1");
 	/* One buffer of N freed: no reason for a credit update. */
 	peer_idle(&p, 300);
-	CHECK(p.rx_n == 0, "the module sent %u messages", p.rx_n);
+	CHECK(p.rx_n == p.rx_read, "the module sent %u messages",
+	      p.rx_n - p.rx_read);
 	queued = send_numbered(&p, 2, p.credits);
 	send_numbered(&p, p.credits + 1, p.credits + 1);
 	sdp_expect_error(&p, ECONNRESET, BY_RECV, queued);
@@ -1700,7 +2063,8 @@ static void test_excess_message_waits(void)
 	CHECK(!klog_has("beyond its credits"), "aborted before a read");
 	r = wait_fd(p.sock, POLLIN | POLLOUT, 0);
 	CHECK(r == (POLLIN | POLLOUT), "revents %#x", r);
-	CHECK(p.rx_n == 0, "the module sent %u messages", p.rx_n);
+	CHECK(p.rx_n == p.rx_read, "the module sent %u messages",
+	      p.rx_n - p.rx_read);
 
 	/* Read everything, or until the connection fails. */
 	end = now_ms() + WAIT_MS;
@@ -1892,6 +2256,37 @@ static void test_bad_hello(void)
 }
 
 /*
+ * A peer that grants credits but posts no receive buffer holds the
+ * module's messages back (they wait for a buffer, and the peer asked the
+ * module's QP to retry that for ever).  It must not hold the module's
+ * socket for ever: closed, the socket waits net.sdp.fin_timeout (1 s
+ * here) for the close, then aborts, gives its AbortConn a bounded time to
+ * go out, and goes with all its RDMA resources.
+ */
+static void test_credits_without_buffers(void)
+{
+	struct peer p;
+
+	CHECK(write_file("/proc/sys/net/sdp/fin_timeout", "1") == 0,
+	      "write fin_timeout: %s", strerror(errno));
+	peer_listen(&p, 4, 0);
+	p.no_recv = true;
+	peer_start(&p, NULL);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, WAIT_MS);
+	CHECK(close(p.sock) == 0, "close: %s", strerror(errno));
+	p.sock = -1;
+	CHECK(close(p.listener) == 0, "close: %s", strerror(errno));
+	p.listener = -1;
+	/* The peer is still there, with its QP: the module gives up alone. */
+	CHECK(wait_until(sockets_back, &p, WAIT_MS),
+	      "/proc/net/sdp: %d sockets, %d before, %d s after the close",
+	      proc_net_sdp_count(), p.sockets_before, WAIT_MS / 1000);
+	CHECK(sdp_stat("AbortOnTimeout") > 0, "not aborted by the timeout");
+	peer_teardown(&p);
+}
+
+/*
  * Data for a socket its owner has closed is answered with AbortConn (as
  * TCP answers with a reset), and so is closing a socket with unread
  * data; neither is logged.
@@ -1950,6 +2345,7 @@ static void test_disconnect_before_accept(void)
 	      "/proc/net/sdp: %d sockets %d s after the listener closed",
 	      proc_net_sdp_count(), WAIT_MS / 1000);
 	peer_teardown(&p);
+	expect_all_back(&l, "after the listener closed");
 }
 
 /*
@@ -2024,6 +2420,11 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_zcopy_key_range),
 	TAP_TEST(test_zcopy_key_read_only),
 	TAP_TEST(test_zcopy_bad_key_from_peer),
+	TAP_TEST(test_zcopy_bad_key_chained_read),
+	TAP_TEST(test_zcopy_srcavail_too_long),
+	TAP_TEST(test_zcopy_cancel_while_pinning),
+	TAP_TEST(test_zcopy_key_dead_after_cancel),
+	TAP_TEST(test_zcopy_advert_lifetime),
 	TAP_TEST(test_zcopy_remote_inv),
 	TAP_TEST(test_zcopy_bad_remote_inv),
 	TAP_TEST(test_zcopy_remote_inv_to_peer),
@@ -2036,6 +2437,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_abortconn_from_peer),
 	TAP_TEST(test_oversized_message),
 	TAP_TEST(test_bad_hello),
+	TAP_TEST(test_credits_without_buffers),
 	TAP_TEST(test_data_after_close),
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),

@@ -186,6 +186,13 @@ static void *blocked_recv(void *arg)
 	return NULL;
 }
 
+/*
+ * What a socket of a loopback connection reports after its device went
+ * away: ENETDOWN when the device removal reached it first, ECONNRESET
+ * when its peer's end (on the same device) got there first and aborted
+ * the connection.  The removal takes the sockets in list order, so
+ * either can happen to either end.
+ */
 static bool is_reset(int err)
 {
 	return err == ECONNRESET || err == ENETDOWN;
@@ -194,6 +201,7 @@ static bool is_reset(int err)
 /* A 1 MiB send that goes zero-copy to a peer that does not read. */
 struct blocked_send {
 	int fd;
+	pid_t tid;
 	int err;
 	ssize_t ret;
 };
@@ -204,10 +212,32 @@ static void *blocked_send(void *arg)
 	size_t len = 1 << 20;
 	char *buf = calloc(1, len);
 
+	b->tid = gettid();
 	b->ret = buf ? send(b->fd, buf, len, MSG_NOSIGNAL) : -2;
 	b->err = errno;
 	free(buf);
 	return NULL;
+}
+
+/*
+ * Fill the send path of @fd (the peer's receive ring and our own send
+ * ring) with buffered data, until a nonblocking send would block.
+ */
+static void fill_send_ring(int fd)
+{
+	static char chunk[32 * 1024];
+	int i;
+
+	sockopt_set(fd, SOL_SDP, SDP_ZCOPY_THRESH, 0);
+	set_nonblock(fd, true);
+	for (i = 0; i < 4096; i++) {
+		if (send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL) < 0)
+			break;
+	}
+	CHECK(i < 4096 && errno == EAGAIN, "send ring never filled (%s)",
+	      strerror(errno));
+	set_nonblock(fd, false);
+	sockopt_set(fd, SOL_SDP, SDP_ZCOPY_THRESH, 65536);
 }
 
 static bool advertised(void *arg)
@@ -222,9 +252,11 @@ static bool advertised(void *arg)
 /*
  * `rdma link delete` under open connections: every socket gets an error
  * (ECONNRESET or ENETDOWN), a blocked reader wakes up, a zero-copy send
- * waiting for its reader fails and unpins its pages, a listener with
- * connections it has not accepted closes cleanly, nothing hangs, and
- * after the device is back new connections work.  The harness then checks
+ * waiting for its reader fails with ENETDOWN (the socket error, as a TCP
+ * send reports it) and unpins its pages, so does one that waits for a
+ * send slot to advertise in (its ring full of unread data), a listener
+ * with connections it has not accepted closes cleanly, nothing hangs,
+ * and after the device is back new connections work.  The harness then checks
  * that sdp unloads and gave back every RDMA resource.
  */
 static void test_device_removal(void)
@@ -233,10 +265,10 @@ static void test_device_removal(void)
 	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
 			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
 	struct blocked_recv br;
-	struct blocked_send bs;
+	struct blocked_send bs, ws;
 	struct sockaddr_storage la;
-	int c[3], s[3], l, i, err, zc, zs, q[2];
-	pthread_t thr, sthr;
+	int c[3], s[3], l, i, err, zc, zs, wc, wsk, q[2];
+	pthread_t thr, sthr, wthr;
 	struct pollfd p;
 	char state[64], path[256];
 	char x = 'x';
@@ -257,6 +289,14 @@ static void test_device_removal(void)
 	bs.fd = zc;
 	CHECK(pthread_create(&sthr, NULL, blocked_send, &bs) == 0, "thread");
 	CHECK(wait_until(advertised, &zc, 10000), "the send did not advertise");
+	/* A zero-copy send that waits for a slot: the ring is full. */
+	net_pair(&wc, &wsk);
+	fill_send_ring(wc);
+	ws.fd = wc;
+	ws.tid = 0;
+	CHECK(pthread_create(&wthr, NULL, blocked_send, &ws) == 0, "thread");
+	CHECK(wait_until(task_sleeping, &ws.tid, 10000),
+	      "the send did not block");
 	/* Two connections the listener has not accepted. */
 	q[0] = net_connect(&la, 0);
 	q[1] = net_connect(&la, 0);
@@ -264,22 +304,30 @@ static void test_device_removal(void)
 
 	CHECK(run(del) == 0, "rdma link delete failed");
 
-	/* The blocked reader and sender wake up with an error. */
-	CHECK(pthread_join(thr, NULL) == 0, "join");
+	/* The blocked reader and senders wake up with an error. */
+	CHECK(join_ms(thr, 10000) == 0, "the blocked recv did not return");
 	CHECK(br.ret == -1 && is_reset(br.err), "blocked recv: %zd %s", br.ret,
 	      strerror(br.err));
 	/*
-	 * EPIPE, or -- if the sender took the reader for stalled first and
-	 * went on through the buffers -- the bytes those took.
+	 * ENETDOWN, or -- if the sender took the reader for stalled first
+	 * and went on through the buffers -- the bytes those took.
 	 */
-	CHECK(pthread_join(sthr, NULL) == 0, "join");
-	CHECK((bs.ret == -1 && bs.err == EPIPE) ||
+	CHECK(join_ms(sthr, 10000) == 0, "the blocked send did not return");
+	CHECK((bs.ret == -1 && bs.err == ENETDOWN) ||
 	      (bs.ret >= 0 && bs.ret < (1 << 20)),
 	      "blocked zero-copy send: %zd %s", bs.ret, strerror(bs.err));
+	if (bs.ret >= 0)
+		CHECK_ERRNO(send(zc, &x, 1, MSG_NOSIGNAL), ENETDOWN);
 	CHECK_ERRNO(send(zc, &x, 1, MSG_NOSIGNAL), EPIPE);
+	CHECK(join_ms(wthr, 10000) == 0, "the send waiting for a slot did not return");
+	CHECK(ws.ret == -1 && ws.err == ENETDOWN,
+	      "zero-copy send waiting for a slot: %zd %s", ws.ret,
+	      strerror(ws.err));
 	CHECK(vm_pin_kb() == 0, "%ld kB still pinned", vm_pin_kb());
 	close(zc);
 	close(zs);
+	close(wc);
+	close(wsk);
 	close(q[0]);
 	close(q[1]);
 	for (i = 0; i < 3; i++) {

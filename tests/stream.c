@@ -414,6 +414,92 @@ static void test_connect_refused(void)
 }
 
 /*
+ * A socket whose connect() failed can be connected again, as a TCP socket
+ * can: refused twice (the port is bound but nobody listens), then a
+ * listener appears on the port and the third connect() works and carries
+ * data.  A socket bound with bind() to a port it named keeps the port
+ * through the attempts (and cannot be bound again); one that was not
+ * bound can be after a failure.  On SDP
+ * a failed attempt keeps no QP, CQ, PD or MR while the socket stays open,
+ * and nothing is left after the close.
+ */
+static void test_connect_retry(void)
+{
+	struct sockaddr_storage addr, mine, got;
+	struct rdma_res before, now;
+	char buf[64], bbuf[64], ch;
+	int r, c, b, u, l, s, i;
+
+	if (test_is_sdp())
+		CHECK(rdma_res_read(&before) == 0, "rdma resource show failed");
+	r = reserve_port(&addr);
+	c = CHECK_OK(test_socket(0));
+	/* b binds to a port it names (a free one, found first). */
+	u = reserve_port(&mine);
+	close(u);
+	b = CHECK_OK(test_socket(0));
+	CHECK_OK(bind(b, (struct sockaddr *)&mine, ss_len(&mine)));
+	for (i = 0; i < 2; i++) {
+		CHECK_ERRNO(connect(c, (struct sockaddr *)&addr, ss_len(&addr)),
+			    ECONNREFUSED);
+		CHECK_ERRNO(connect(b, (struct sockaddr *)&addr, ss_len(&addr)),
+			    ECONNREFUSED);
+		local_addr(b, &got);
+		CHECK(sockaddr_equal(&got, &mine),
+		      "bound to %s, after a failed connect %s", addr_str(&mine),
+		      addr_str(&got));
+		if (test_is_sdp()) {
+			struct rdma_res max = before;
+
+			max.cm_id += 3;		/* r's, c's and b's own */
+			CHECK(rdma_res_wait(&max, &now, WAIT_MS),
+			      "after failed connect %d: %s, before %s", i + 1,
+			      rdma_res_str(&now, buf, sizeof(buf)),
+			      rdma_res_str(&before, bbuf, sizeof(bbuf)));
+		}
+	}
+	/* Not bound before the failure: bind() works after it. */
+	u = CHECK_OK(test_socket(0));
+	CHECK_ERRNO(connect(u, (struct sockaddr *)&addr, ss_len(&addr)),
+		    ECONNREFUSED);
+	test_sockaddr(&got, 0);
+	CHECK(bind(u, (struct sockaddr *)&got, ss_len(&got)) == 0,
+	      "bind after a failed connect: %s", strerror(errno));
+	CHECK_ERRNO(bind(b, (struct sockaddr *)&got, ss_len(&got)), EINVAL);
+	close(u);
+
+	CHECK(close(r) == 0, "close: %s", strerror(errno));
+	l = CHECK_OK(test_socket(0));
+	sockopt_set(l, SOL_SOCKET, SO_REUSEADDR, 1);
+	CHECK_OK(bind(l, (struct sockaddr *)&addr, ss_len(&addr)));
+	CHECK_OK(listen(l, 4));
+	CHECK(connect(c, (struct sockaddr *)&addr, ss_len(&addr)) == 0,
+	      "connect after two refusals: %s", strerror(errno));
+	s = net_accept(l, WAIT_MS);
+	CHECK(write_all(c, "r", 1) == 1, "write: %s", strerror(errno));
+	CHECK(read_all(s, &ch, 1) == 1 && ch == 'r', "no data");
+	close(s);
+	CHECK(connect(b, (struct sockaddr *)&addr, ss_len(&addr)) == 0,
+	      "connect of the bound socket after two refusals: %s",
+	      strerror(errno));
+	local_addr(b, &got);
+	CHECK(sockaddr_equal(&got, &mine), "bound to %s, connected from %s",
+	      addr_str(&mine), addr_str(&got));
+	s = net_accept(l, WAIT_MS);
+	peer_addr(s, &got);
+	CHECK(sockaddr_equal(&got, &mine), "the listener sees %s, not %s",
+	      addr_str(&got), addr_str(&mine));
+	close(s);
+	close(c);
+	close(b);
+	close(l);
+	if (test_is_sdp())
+		CHECK(rdma_res_wait(&before, &now, WAIT_MS),
+		      "after the close: %s", rdma_res_str(&now, buf,
+							  sizeof(buf)));
+}
+
+/*
  * A nonblocking connect() returns EINPROGRESS (or succeeds at once); the
  * socket then polls writable with SO_ERROR 0 and is connected.  Once
  * connected, connect() gives EISCONN.
@@ -666,6 +752,14 @@ static void test_listen_backlog(void)
 				uint32_t id = who[i];
 
 				b->err = sockopt_get(b->fd, SOL_SOCKET, SO_ERROR);
+				/*
+				 * A client the full listener turns away: SDP
+				 * rejects its request (ECONNREFUSED), or resets
+				 * one it had replied to (ECONNRESET); TCP drops
+				 * its SYNs and the retries may run out
+				 * (ETIMEDOUT).  Each is how that transport
+				 * says no.
+				 */
 				if (b->err) {
 					b->state = -1;
 					CHECK(b->err == ECONNREFUSED ||
@@ -817,9 +911,9 @@ static void test_sdp_family_in_sockaddr(void)
 
 /*
  * In a child that dropped CAP_NET_BIND_SERVICE (root becomes nobody):
- * binding @port gives EACCES.
+ * binding @port gives @err (0: the bind works).
  */
-static void bind_low_port_unprivileged(uint16_t port)
+static void bind_port_unprivileged(uint16_t port, int err)
 {
 	struct sockaddr_storage addr;
 	socklen_t len = test_sockaddr(&addr, port);
@@ -837,51 +931,78 @@ static void bind_low_port_unprivileged(uint16_t port)
 			CHECK_OK(drop_cap(CAP_NET_BIND_SERVICE));
 		CHECK(!has_cap(CAP_NET_BIND_SERVICE), "capability kept");
 		fd = CHECK_OK(test_socket(0));
-		CHECK_ERRNO(bind(fd, (struct sockaddr *)&addr, len), EACCES);
+		if (err)
+			CHECK_ERRNO(bind(fd, (struct sockaddr *)&addr, len), err);
+		else
+			CHECK(bind(fd, (struct sockaddr *)&addr, len) == 0,
+			      "unprivileged bind to %u: %s", port,
+			      strerror(errno));
 		close(fd);
 		_exit(0);
 	}
 	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "unprivileged child failed (status %#x)", status);
+	      "unprivileged child (port %u) failed (status %#x)", port, status);
 }
 
-/*
- * Ports below net.ipv4.ip_unprivileged_port_start need
- * CAP_NET_BIND_SERVICE: without it bind() fails with EACCES, with it
- * the bind works.
- */
-static void test_privileged_port(void)
+/* A port in [@lo, @hi] that we (privileged) can bind right now. */
+static int free_port_in(int lo, int hi)
 {
-	long long start = read_ull("/proc/sys/net/ipv4/ip_unprivileged_port_start");
 	struct sockaddr_storage addr;
 	socklen_t len = test_sockaddr(&addr, 0);
-	int port, fd = -1;
+	int port, fd;
 
-	if (start < 0)
-		start = 1024;
-	if (start <= 1)
-		tap_skip("ip_unprivileged_port_start=%lld: no privileged ports",
-			 start);
-	if (!has_cap(CAP_NET_BIND_SERVICE)) {
-		tap_diag("no CAP_NET_BIND_SERVICE here: unprivileged case only");
-		bind_low_port_unprivileged(start - 1);
-		return;
-	}
-	/* A free privileged port, which we can bind. */
-	for (port = start - 1; port > 0 && port >= start - 200; port--) {
+	for (port = hi; port >= lo; port--) {
 		fd = CHECK_OK(test_socket(0));
 		sockaddr_set_port(&addr, port);
-		if (bind(fd, (struct sockaddr *)&addr, len) == 0)
-			break;
+		if (bind(fd, (struct sockaddr *)&addr, len) == 0) {
+			close(fd);
+			return port;
+		}
 		CHECK(errno == EADDRINUSE, "privileged bind to %d: %s", port,
 		      strerror(errno));
 		close(fd);
-		fd = -1;
 	}
-	CHECK(fd >= 0, "no free port below %lld", start);
-	close(fd);
-	bind_low_port_unprivileged(port);
+	CHECK(false, "no free port in %d..%d", lo, hi);
+	return -1;
+}
+
+#define UNPRIV_SYSCTL	"/proc/sys/net/ipv4/ip_unprivileged_port_start"
+
+/* (The test runner puts the sysctl back after the test.) */
+static void set_unpriv_start(const char *value)
+{
+	CHECK(write_file(UNPRIV_SYSCTL, value) == 0, "write %s: %s",
+	      UNPRIV_SYSCTL, strerror(errno));
+}
+
+/*
+ * Ports below net.ipv4.ip_unprivileged_port_start of the socket's
+ * namespace need CAP_NET_BIND_SERVICE there, as for TCP -- whatever the
+ * sysctl says, not the traditional 1024: with it at 2000, an unprivileged
+ * bind to a port in 1024..1999 fails with EACCES; with it at 600, an
+ * unprivileged bind to a port in 600..1023 works and one below 600 still
+ * fails.  A privileged process binds them all.
+ */
+static void test_privileged_port(void)
+{
+	int port;
+
+	if (access(UNPRIV_SYSCTL, F_OK))
+		tap_skip("no %s", UNPRIV_SYSCTL);
+	if (!has_cap(CAP_NET_BIND_SERVICE) || access(UNPRIV_SYSCTL, W_OK))
+		tap_skip("needs CAP_NET_BIND_SERVICE and a writable %s",
+			 UNPRIV_SYSCTL);
+
+	set_unpriv_start("2000");
+	port = free_port_in(1500, 1999);
+	bind_port_unprivileged(port, EACCES);
+
+	set_unpriv_start("600");
+	port = free_port_in(800, 1023);
+	bind_port_unprivileged(port, 0);
+	port = free_port_in(400, 599);
+	bind_port_unprivileged(port, EACCES);
 }
 
 /* ---- Data ---- */
@@ -1026,6 +1147,172 @@ static void test_readv_writev(void)
 		free(wiov[i].iov_base);
 	for (i = 0; i < 4; i++)
 		free(riov[i].iov_base);
+	close(s);
+	close(c);
+}
+
+struct big_writev {
+	int fd;
+	const struct iovec *iov;
+	int iovcnt;
+	ssize_t ret;
+	int err;
+};
+
+static void *big_writev_fn(void *arg)
+{
+	struct big_writev *w = arg;
+
+	w->ret = writev(w->fd, w->iov, w->iovcnt);
+	w->err = errno;
+	return NULL;
+}
+
+/*
+ * Empty iovec elements are skipped wherever they are, and end nothing:
+ * writev() of {"a", 1}, {p, 0}, {"b", 1} sends "ab"; one of only empty
+ * elements sends nothing and returns 0; an empty element in front of a
+ * large one (which goes zero-copy on SDP) and one at the end change
+ * nothing; readv() with an empty element first reads into the next.
+ */
+static void test_writev_empty_elements(void)
+{
+	const size_t big = 256 * 1024;
+	struct iovec iov[3], riov[2];
+	struct big_writev w;
+	char buf[8], *data, *got;
+	size_t done = 0;
+	pthread_t t;
+	int c, s;
+	ssize_t n;
+
+	net_pair(&c, &s);
+	iov[0] = (struct iovec){ "a", 1 };
+	iov[1] = (struct iovec){ buf, 0 };
+	iov[2] = (struct iovec){ "b", 1 };
+	CHECK(writev(c, iov, 3) == 2, "writev a, empty, b: %s",
+	      strerror(errno));
+	iov[0] = (struct iovec){ NULL, 0 };
+	iov[1] = (struct iovec){ buf, 0 };
+	CHECK(writev(c, iov, 2) == 0, "writev of empty elements: %s",
+	      strerror(errno));
+	iov[0] = (struct iovec){ "c", 1 };
+	iov[1] = (struct iovec){ NULL, 0 };
+	CHECK(writev(c, iov, 2) == 1, "writev c, empty: %s", strerror(errno));
+	memset(buf, 0, sizeof(buf));
+	riov[0] = (struct iovec){ buf, 0 };
+	riov[1] = (struct iovec){ buf, 3 };
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "nothing to read");
+	n = readv(s, riov, 2);
+	if (n > 0 && n < 3) {
+		CHECK(read_all(s, buf + n, 3 - n) == 3 - n, "read: %s",
+		      strerror(errno));
+		n = 3;
+	}
+	CHECK(n == 3 && !memcmp(buf, "abc", 3), "read %zd: \"%.3s\"", n,
+	      buf);
+
+	/* An empty element, then a large one: a reader takes it meanwhile. */
+	data = xmalloc(big);
+	got = xmalloc(big);
+	pattern_fill(data, big, 31, 0);
+	iov[0] = (struct iovec){ NULL, 0 };
+	iov[1] = (struct iovec){ data, big };
+	iov[2] = (struct iovec){ buf, 0 };
+	w = (struct big_writev){ .fd = c, .iov = iov, .iovcnt = 3 };
+	CHECK(!pthread_create(&t, NULL, big_writev_fn, &w), "pthread_create");
+	while (done < big) {
+		riov[0] = (struct iovec){ buf, 0 };
+		riov[1] = (struct iovec){ got + done, big - done };
+		CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no data at %zu",
+		      done);
+		n = readv(s, riov, 2);
+		CHECK(n > 0, "readv at %zu: %zd (%s)", done, n,
+		      n ? strerror(errno) : "EOF");
+		done += n;
+	}
+	CHECK(join_ms(t, WAIT_MS) == 0, "writev did not return");
+	CHECK(w.ret == (ssize_t)big, "writev: %zd (%s)", w.ret,
+	      strerror(w.err));
+	CHECK(pattern_check(got, big, 31, 0) < 0, "wrong bytes");
+	free(data);
+	free(got);
+	close(s);
+	close(c);
+}
+
+struct slow_writer {
+	int fd;
+	size_t small, nsmall, large;
+	size_t sent;
+	int err;
+};
+
+static void *slow_writer_fn(void *arg)
+{
+	struct slow_writer *w = arg;
+	size_t total = w->small * w->nsmall + w->large, i;
+	char *buf = malloc(total);
+
+	if (!buf) {
+		w->err = ENOMEM;
+		return NULL;
+	}
+	pattern_fill(buf, total, 41, 0);
+	for (i = 0; i < w->nsmall; i++) {
+		if (send(w->fd, buf + w->sent, w->small, MSG_NOSIGNAL) !=
+		    (ssize_t)w->small)
+			goto fail;
+		w->sent += w->small;
+	}
+	if (send(w->fd, buf + w->sent, w->large, MSG_NOSIGNAL) !=
+	    (ssize_t)w->large)
+		goto fail;
+	w->sent += w->large;
+	free(buf);
+	return NULL;
+fail:
+	w->err = errno;
+	free(buf);
+	return NULL;
+}
+
+/*
+ * A program that writes everything before it reads (as both ends of a
+ * request/response exchange may): 480 KiB in 32 KiB writes, then one
+ * 1 MiB write (zero-copy on SDP), while the reader sleeps 12 s -- longer
+ * than the zero-copy stall time and the time the sender waits for an
+ * answer to a cancelled advertisement.  Nothing is reset: the reader then
+ * gets every byte intact, and every write returns in full.
+ */
+static void test_slow_reader_not_reset(void)
+{
+	struct slow_writer w = { .small = 32 * 1024, .nsmall = 15,
+				 .large = 1024 * 1024 };
+	size_t total = w.small * w.nsmall + w.large, got = 0;
+	char *buf = xmalloc(total);
+	pthread_t t;
+	int c, s;
+
+	net_pair(&c, &s);
+	w.fd = c;
+	CHECK(!pthread_create(&t, NULL, slow_writer_fn, &w), "pthread_create");
+	sleep_ms_poll(12000);	/* the reader is busy elsewhere */
+	while (got < total) {
+		ssize_t n;
+
+		CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no data at %zu",
+		      got);
+		n = recv(s, buf + got, total - got, MSG_DONTWAIT);
+		CHECK(n > 0, "recv at %zu: %zd (%s)", got, n,
+		      n ? strerror(errno) : "EOF");
+		got += n;
+	}
+	CHECK(join_ms(t, WAIT_MS) == 0, "the writer did not finish");
+	CHECK(!w.err && w.sent == total, "writer: %zu of %zu (%s)", w.sent,
+	      total, strerror(w.err));
+	CHECK(pattern_check(buf, total, 41, 0) < 0, "wrong bytes");
+	free(buf);
 	close(s);
 	close(c);
 }
@@ -2197,6 +2484,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_reuseaddr_rebind),
 	TAP_TEST(test_listen_unbound),
 	TAP_TEST(test_connect_refused),
+	TAP_TEST(test_connect_retry),
 	TAP_TEST(test_nonblocking_connect),
 	TAP_TEST(test_nonblocking_connect_refused),
 	TAP_TEST(test_connect_no_route),
@@ -2210,6 +2498,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_small_roundtrip),
 	TAP_TEST(test_large_write_partial_reads),
 	TAP_TEST(test_readv_writev),
+	TAP_TEST(test_writev_empty_elements),
+	TAP_TEST(test_slow_reader_not_reset),
 	TAP_TEST(test_msg_peek),
 	TAP_TEST(test_msg_dontwait),
 	TAP_TEST(test_msg_waitall),
