@@ -15,8 +15,9 @@
  * sdp_diag.c lists sockets in /proc/net/sdp and over sock_diag;
  * sdp_stats.c has the counters and tracepoints, sdp_sysctl.c the
  * /proc/sys/net/sdp tunables; sdp_zcopy.c sends large writes zero-copy
- * (SrcAvail, RDMA Read).  Wire formats are in sdp_proto.h, kernel
- * interface differences in sdp_compat.h.
+ * (SrcAvail, RDMA Read); sdp_mem.c accounts and bounds the memory that
+ * connections hold.  Wire formats are in sdp_proto.h, kernel interface
+ * differences in sdp_compat.h.
  *
  * Lifecycle and references of a struct sock:
  *   - the socket's own reference (sk_alloc()), owned by the struct socket;
@@ -103,6 +104,7 @@ void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
 
 static void sdp_sock_destruct(struct sock *sk)
 {
+	sdp_half_open_done(sdp_sk(sk));
 	sdp_sock_unlink(sdp_sk(sk));
 	mutex_destroy(&sdp_sk(sk)->tx_mutex);
 }
@@ -143,6 +145,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 		ssk->zc_thresh = pssk->zc_thresh;
 		sock_copy_flags(sk, parent);
 		sock_reset_flag(sk, SOCK_DEAD);
+		sdp_memcg_inherit(sk, parent);
 		ssk->flags = pssk->flags & (BIT(SDP_F_V6) | BIT(SDP_F_NODELAY) |
 					    BIT(SDP_F_CORK));
 		sk->sk_uid = parent->sk_uid;

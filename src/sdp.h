@@ -12,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/irq_poll.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
@@ -40,6 +41,10 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_MIN_BUFS		4
 #define SDP_DEFAULT_BUFS	16
 #define SDP_MAX_BUFS		256
+/* Receive buffers of a passive connection until it is established. */
+#define SDP_HALF_OPEN_BUFS	SDP_MIN_BUFS
+/* Default of net.sdp.max_half_open (sdp_mem.c). */
+#define SDP_MAX_HALF_OPEN	256
 #define SDP_CTRL_BUFS		4
 /* A control message: BSDH and the largest extra header we send there. */
 #define SDP_CTRL_SIZE		(sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch))
@@ -125,6 +130,10 @@ enum {
 	SDP_F_CORK,		/* TCP_CORK */
 	SDP_F_QUEUED,		/* passive: moved to the accept queue */
 	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
+	SDP_F_HALF_OPEN,	/* passive: counted as half open (sdp_mem.c);
+				 * set before the socket is visible, cleared
+				 * once with test_and_clear_bit()
+				 */
 };
 
 /**
@@ -160,13 +169,17 @@ struct sdp_zc_pages {
  * @poll_lock: held while completions of @cq are processed
  * @iop: softirq polling of @cq
  * @qp: the RC queue pair (owned by @id)
- * @rx_ring: @rx_count receive buffers
+ * @rx_ring: @rx_count receive buffer descriptors
+ * @rx_alloc: ... of which the first @rx_alloc have a buffer (and are
+ *	posted or hold data); under lock_sock()
  * @rx_queue: received buffers with unread payload, in order
  * @rx_posted: receive buffers posted and not yet completed
  * @rx_mseq_last: mseq of the last message received
  * @rx_mseq_limit: highest mseq the peer may send given our adverts
  * @rx_bytes: unread payload bytes in @rx_queue
- * @tx_ring: @tx_count send buffers for data
+ * @tx_ring: @tx_count send buffer descriptors for data
+ * @tx_alloc: buffers allocated in @tx_ring: 0 until the first send,
+ *	then @tx_count; under lock_sock()
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted
  * @tx_tail: data slots whose send completed
@@ -211,6 +224,8 @@ struct sdp_zc_pages {
  * @zc_rd_cqe: completion of our RDMA read
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
  *	until it drops to 0 (sdp_work() waits for it); under @lock
+ * @mem_pages: pages of buffers charged to the namespace (sdp_mem.c);
+ *	under lock_sock()
  * @stats: per-socket counters (sdp_stats.h), under @lock
  */
 struct sdp_sock {
@@ -228,6 +243,7 @@ struct sdp_sock {
 
 	struct sdp_buf *rx_ring;
 	unsigned int rx_count;
+	unsigned int rx_alloc;
 	struct list_head rx_queue;
 	unsigned int rx_posted;
 	u32 rx_mseq_last;
@@ -236,6 +252,7 @@ struct sdp_sock {
 
 	struct sdp_buf *tx_ring;
 	unsigned int tx_count;
+	unsigned int tx_alloc;
 	unsigned int tx_head;
 	unsigned int tx_post;
 	unsigned int tx_tail;
@@ -276,6 +293,7 @@ struct sdp_sock {
 	u32 zc_rd_len;
 	struct ib_cqe zc_rd_cqe;
 	unsigned int zc_busy;
+	long mem_pages;
 	struct sdp_sock_stats stats;
 };
 
@@ -361,9 +379,11 @@ static inline int sdp_wait_check(long timeo)
 }
 
 /* sdp_cq.c */
-struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
-			       size_t size, enum dma_data_direction dir,
+struct sdp_buf *sdp_ring_alloc(unsigned int n,
 			       void (*done)(struct ib_cq *cq, struct ib_wc *wc));
+int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
+		  unsigned int from, unsigned int to, size_t size,
+		  enum dma_data_direction dir);
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 		   unsigned int n, size_t size, enum dma_data_direction dir);
 int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe);
@@ -381,6 +401,7 @@ static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
 }
 
 int sdp_tx_ring_alloc(struct sdp_sock *ssk);
+int sdp_tx_ring_ready(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
 int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len);
@@ -393,9 +414,10 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 bool sdp_tx_idle(const struct sdp_sock *ssk);
 
 /* sdp_rx.c */
-int sdp_rx_ring_alloc(struct sdp_sock *ssk);
+int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n);
 void sdp_rx_ring_free(struct sdp_sock *ssk);
 int sdp_rx_post_all(struct sdp_sock *ssk);
+void sdp_rx_grow(struct sdp_sock *ssk);
 int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags);
 void sdp_rx_purge(struct sdp_sock *ssk);
@@ -420,6 +442,29 @@ void sdp_zc_conn_free(struct sdp_sock *ssk);
 void sdp_zc_wake(struct sdp_sock *ssk);
 int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 		    const u32 *inv);
+
+/* sdp_mem.c */
+void sdp_mem_net_init(struct sdp_net *sn);
+bool sdp_mem_under_pressure(const struct net *net);
+int sdp_mem_charge(struct sdp_sock *ssk, unsigned int bufs, bool force);
+void sdp_mem_uncharge(struct sdp_sock *ssk, unsigned int bufs);
+void sdp_mem_uncharge_all(struct sdp_sock *ssk);
+void sdp_mem_ring_bufs(const struct sock *sk, unsigned int *rx,
+		       unsigned int *tx);
+bool sdp_half_open_start(struct sdp_sock *child);
+void sdp_half_open_done(struct sdp_sock *ssk);
+void sdp_memcg_inherit(struct sock *sk, const struct sock *parent);
+
+/* Allocations from here on are charged to @sk's memory cgroup. */
+static inline struct mem_cgroup *sdp_memcg_enter(struct sock *sk)
+{
+	return set_active_memcg(sk->sk_memcg);
+}
+
+static inline void sdp_memcg_leave(struct mem_cgroup *old)
+{
+	set_active_memcg(old);
+}
 
 /* sdp_dev.c */
 int sdp_dev_init(void);

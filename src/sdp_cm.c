@@ -106,6 +106,7 @@ static void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	if (ssk->sdev) {
 		sdp_rx_ring_free(ssk);
 		sdp_tx_ring_free(ssk);
+		sdp_mem_uncharge_all(ssk);
 		sdp_zc_conn_free(ssk);
 		if (!IS_ERR_OR_NULL(ssk->pd))
 			ib_dealloc_pd(ssk->pd);
@@ -142,12 +143,15 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
  * to, and post the receive buffers.  lock_sock() held (a passive socket:
  * not yet visible to anyone else).
  */
-static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
+static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id,
+			  bool passive)
 {
 	const struct ib_device_attr *da = &id->device->attrs;
 	struct sock *sk = &ssk->sk;
 	struct ib_qp_init_attr attr = {};
 	struct sdp_device *sdev;
+	struct mem_cgroup *old;
+	unsigned int nrx;
 	u32 sge, zc_wrs;
 	int err, ncqe;
 
@@ -158,6 +162,7 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	/* A socket may connect again after a failed attempt: start afresh. */
 	sdp_conn_state_init(ssk);
 	WRITE_ONCE(ssk->sdev, sdev);
+	old = sdp_memcg_enter(sk);
 	ssk->pd = ib_alloc_pd(id->device, 0);
 	if (IS_ERR(ssk->pd)) {
 		err = PTR_ERR(ssk->pd);
@@ -169,6 +174,13 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 				 sk->sk_userlocks & SOCK_RCVBUF_LOCK);
 	ssk->tx_count = sdp_bufs(sk->sk_sndbuf,
 				 sk->sk_userlocks & SOCK_SNDBUF_LOCK);
+	sdp_mem_ring_bufs(sk, &ssk->rx_count, &ssk->tx_count);
+	/* Half open, a passive connection holds only a few (sdp_mem.c). */
+	nrx = passive ? min_t(unsigned int, ssk->rx_count, SDP_HALF_OPEN_BUFS) :
+			ssk->rx_count;
+	err = sdp_mem_charge(ssk, nrx, false);
+	if (err)
+		goto err;
 	/*
 	 * Zero-copy adds, at most one of each at a time: REG_MR and
 	 * LOCAL_INV of our advertisement, the RDMA reads of one of the
@@ -198,12 +210,13 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		goto err;
 	ssk->qp = id->qp;
 
-	err = sdp_rx_ring_alloc(ssk);
+	err = sdp_rx_ring_alloc(ssk, nrx);
 	if (err)
 		goto err;
 	err = sdp_tx_ring_alloc(ssk);
 	if (err)
 		goto err;
+	sdp_memcg_leave(old);
 
 	spin_lock_bh(&ssk->lock);
 	err = sdp_rx_post_all(ssk);
@@ -211,9 +224,11 @@ static int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		set_bit(SDP_F_QP, &ssk->flags);
 	spin_unlock_bh(&ssk->lock);
 	if (err)
-		goto err;
+		goto err_free;
 	return 0;
 err:
+	sdp_memcg_leave(old);
+err_free:
 	if (ssk->qp)
 		ib_drain_qp(ssk->qp);
 	sdp_conn_free(ssk, id);
@@ -280,7 +295,7 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	struct sdp_hello hh = {};
 	int err;
 
-	err = sdp_conn_setup(ssk, id);
+	err = sdp_conn_setup(ssk, id, false);
 	if (err)
 		return err;
 
@@ -440,7 +455,14 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 
 	/* The child is not visible yet; lockdep wants its lock_sock(). */
 	lock_sock_nested(csk, SINGLE_DEPTH_NESTING);
-	err = sdp_conn_setup(child, id);
+	if (!sdp_half_open_start(child)) {
+		net_dbg_ratelimited("%d half-open connections, refusing %pISpc\n",
+				    READ_ONCE(sdp_net(sock_net(lsk))->max_half_open),
+				    &id->route.addr.dst_addr);
+		err = -ENOBUFS;
+	} else {
+		err = sdp_conn_setup(child, id, true);
+	}
 	release_sock(csk);
 	if (err)
 		goto err_child;
@@ -551,6 +573,8 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			set_bit(SDP_F_ESTABLISHED, &ssk->flags);
 			sdp_set_state(sk, TCP_ESTABLISHED);
 			spin_unlock_bh(&ssk->lock);
+			sdp_half_open_done(ssk);
+			sdp_rx_grow(ssk);
 			if (ssk->parent)
 				sdp_child_established(ssk);
 			break;

@@ -28,31 +28,52 @@
 #define SDP_CQ_BATCH	16
 
 /**
- * sdp_ring_alloc() - allocate and DMA-map a ring of message buffers
- * @dev: the device that will access them
+ * sdp_ring_alloc() - allocate a ring of message buffer descriptors
  * @n: number of buffers
- * @size: bytes per buffer
- * @dir: DMA_TO_DEVICE (send) or DMA_FROM_DEVICE (receive)
  * @done: completion handler of the work requests that use them
  *
- * Return: the ring, or NULL (nothing left allocated).
+ * The buffers themselves come with sdp_ring_fill(), when they are needed.
+ * Charged to the active memory cgroup (sdp_mem.c).
+ *
+ * Return: the ring, or NULL.
  */
-struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
-			       size_t size, enum dma_data_direction dir,
+struct sdp_buf *sdp_ring_alloc(unsigned int n,
 			       void (*done)(struct ib_cq *cq, struct ib_wc *wc))
 {
 	struct sdp_buf *ring;
 	unsigned int i;
 
-	ring = kcalloc(n, sizeof(*ring), GFP_KERNEL);
+	ring = kcalloc(n, sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return NULL;
 	for (i = 0; i < n; i++) {
+		ring[i].cqe.done = done;
+		INIT_LIST_HEAD(&ring[i].node);
+	}
+	return ring;
+}
+
+/**
+ * sdp_ring_fill() - allocate and DMA-map buffers @from .. @to - 1 of @ring
+ * @dev: the device that will access them
+ * @ring: the ring (sdp_ring_alloc())
+ * @from: first buffer
+ * @to: one past the last
+ * @size: bytes per buffer
+ * @dir: DMA_TO_DEVICE (send) or DMA_FROM_DEVICE (receive)
+ *
+ * Return: 0, or -ENOMEM with none of them allocated.
+ */
+int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
+		  unsigned int from, unsigned int to, size_t size,
+		  enum dma_data_direction dir)
+{
+	unsigned int i;
+
+	for (i = from; i < to; i++) {
 		struct sdp_buf *b = &ring[i];
 
-		b->cqe.done = done;
-		INIT_LIST_HEAD(&b->node);
-		b->data = kmalloc(size, GFP_KERNEL);
+		b->data = kmalloc(size, GFP_KERNEL_ACCOUNT);
 		if (!b->data)
 			goto err;
 		b->dma = ib_dma_map_single(dev, b->data, size, dir);
@@ -62,12 +83,17 @@ struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
 			goto err;
 		}
 	}
-	return ring;
+	return 0;
 err:
-	sdp_ring_free(dev, ring, n, size, dir);
-	return NULL;
+	while (i-- > from) {
+		ib_dma_unmap_single(dev, ring[i].dma, size, dir);
+		kfree(ring[i].data);
+		ring[i].data = NULL;
+	}
+	return -ENOMEM;
 }
 
+/* Unmap and free every buffer of @ring that has one, and the ring. */
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 		   unsigned int n, size_t size, enum dma_data_direction dir)
 {

@@ -33,19 +33,29 @@
 
 static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
-int sdp_rx_ring_alloc(struct sdp_sock *ssk)
+/*
+ * The receive ring with its first @n buffers (the rest, up to rx_count,
+ * come with sdp_rx_grow()).  lock_sock() held.
+ */
+int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n)
 {
-	ssk->rx_ring = sdp_ring_alloc(ssk->sdev->ibdev, ssk->rx_count,
-				      SDP_BUF_SIZE, DMA_FROM_DEVICE,
-				      sdp_rx_done);
-	return ssk->rx_ring ? 0 : -ENOMEM;
+	ssk->rx_alloc = 0;
+	ssk->rx_ring = sdp_ring_alloc(ssk->rx_count, sdp_rx_done);
+	if (!ssk->rx_ring)
+		return -ENOMEM;
+	if (sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, 0, n, SDP_BUF_SIZE,
+			  DMA_FROM_DEVICE))
+		return -ENOMEM;
+	ssk->rx_alloc = n;
+	return 0;
 }
 
 void sdp_rx_ring_free(struct sdp_sock *ssk)
 {
-	sdp_ring_free(ssk->sdev->ibdev, ssk->rx_ring, ssk->rx_count,
+	sdp_ring_free(ssk->sdev->ibdev, ssk->rx_ring, ssk->rx_alloc,
 		      SDP_BUF_SIZE, DMA_FROM_DEVICE);
 	ssk->rx_ring = NULL;
+	ssk->rx_alloc = 0;
 }
 
 /* Post one receive buffer.  Called with ssk->lock held, or before the
@@ -76,18 +86,59 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	return err;
 }
 
-int sdp_rx_post_all(struct sdp_sock *ssk)
+/* Post the allocated buffers @from .. rx_alloc - 1.  ssk->lock held. */
+static int sdp_rx_post_from(struct sdp_sock *ssk, unsigned int from)
 {
 	unsigned int i;
 	int err;
 
 	lockdep_assert_held(&ssk->lock);
-	for (i = 0; i < ssk->rx_count; i++) {
+	for (i = from; i < ssk->rx_alloc; i++) {
 		err = sdp_post_recv(ssk, &ssk->rx_ring[i]);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+int sdp_rx_post_all(struct sdp_sock *ssk)
+{
+	return sdp_rx_post_from(ssk, 0);
+}
+
+/*
+ * The connection is established: post the rest of the receive ring (a
+ * passive connection started with SDP_HALF_OPEN_BUFS), unless memory is
+ * short, and tell the peer with a credit update.  lock_sock() held.
+ */
+void sdp_rx_grow(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	unsigned int from = ssk->rx_alloc, n = ssk->rx_count - from;
+	struct mem_cgroup *old;
+	int err;
+
+	sock_owned_by_me(sk);
+	if (!n || sdp_mem_under_pressure(sock_net(sk)) ||
+	    sdp_mem_charge(ssk, n, false))
+		return;
+	old = sdp_memcg_enter(sk);
+	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, from, from + n,
+			    SDP_BUF_SIZE, DMA_FROM_DEVICE);
+	sdp_memcg_leave(old);
+	if (err) {
+		sdp_mem_uncharge(ssk, n);
+		return;
+	}
+	spin_lock_bh(&ssk->lock);
+	ssk->rx_alloc += n;
+	if (sdp_tx_usable(ssk)) {
+		if (sdp_rx_post_from(ssk, from))
+			__sdp_conn_abort(ssk, ECONNRESET, true);
+		else
+			sdp_tx_try_control(ssk);
+	}
+	spin_unlock_bh(&ssk->lock);
 }
 
 /* Drop unread data (the socket is closing or aborted). */

@@ -12,8 +12,9 @@
  *   ActiveEstab                      2
  *   ...
  *
- * Every counter but CurrEstab only grows, from 0 when the namespace (or
- * the module) came up.  Documentation/networking/sdp.rst defines each.
+ * Every counter but the gauges CurrEstab, MemPages and HalfOpen only
+ * grows, from 0 when the namespace (or the module) came up.
+ * Documentation/networking/sdp.rst defines each.
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -39,6 +40,11 @@ const char *const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_PASSIVE_REFUSED]	= "PassiveRefused",
 	[SDP_MIB_LISTEN_OVERFLOWS]	= "ListenOverflows",
 	[SDP_MIB_CURR_ESTAB]		= "CurrEstab",
+	[SDP_MIB_MEM_PAGES]		= "MemPages",
+	[SDP_MIB_MEM_REFUSED]		= "MemRefused",
+	[SDP_MIB_MEM_PRESSURE_CONNS]	= "MemPressureConns",
+	[SDP_MIB_HALF_OPEN]		= "HalfOpen",
+	[SDP_MIB_HALF_OPEN_REFUSED]	= "HalfOpenRefused",
 	[SDP_MIB_ABORT_ON_CLOSE]	= "AbortOnClose",
 	[SDP_MIB_ABORT_ON_DATA]		= "AbortOnData",
 	[SDP_MIB_ABORT_ON_TIMEOUT]	= "AbortOnTimeout",
@@ -99,6 +105,9 @@ void sdp_stats_fold(const struct net *net, u64 *vals)
 		for (i = 0; i < SDP_MIB_MAX; i++)
 			vals[i] += READ_ONCE(m->mibs[i]);
 	}
+	/* The gauges that sdp_mem.c keeps exact for its limits. */
+	vals[SDP_MIB_MEM_PAGES] = atomic_long_read(&sdp_net(net)->mem_pages);
+	vals[SDP_MIB_HALF_OPEN] = atomic_read(&sdp_net(net)->half_open);
 }
 
 static bool sdp_state_synchronized(int state)

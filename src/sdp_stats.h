@@ -45,6 +45,12 @@ enum sdp_mib_field {
 	SDP_MIB_PASSIVE_REFUSED,	/* request refused by a listener */
 	SDP_MIB_LISTEN_OVERFLOWS,	/* ... of which: backlog was full */
 	SDP_MIB_CURR_ESTAB,		/* gauge: ESTABLISHED + CLOSE_WAIT */
+	/* memory and half-open connections (sdp_mem.c) */
+	SDP_MIB_MEM_PAGES,		/* gauge: pages of buffers held */
+	SDP_MIB_MEM_REFUSED,		/* buffers refused above mem max */
+	SDP_MIB_MEM_PRESSURE_CONNS,	/* connections made small: pressure */
+	SDP_MIB_HALF_OPEN,		/* gauge: requests not yet established */
+	SDP_MIB_HALF_OPEN_REFUSED,	/* requests refused: max_half_open */
 	/* aborts, by reason (enum sdp_abort_reason) */
 	SDP_MIB_ABORT_ON_CLOSE,
 	SDP_MIB_ABORT_ON_DATA,
@@ -101,9 +107,14 @@ struct sdp_mib {
  * @fin_timeout: net.sdp.fin_timeout, seconds
  * @resolve_timeout_ms: net.sdp.resolve_timeout_ms
  * @zcopy_thresh: net.sdp.zcopy_thresh, bytes (0: no zero-copy)
+ * @mem: net.sdp.mem, pages: min, pressure, max (sdp_mem.c)
+ * @max_half_open: net.sdp.max_half_open
+ * @mem_pages: pages of connection buffers held in the namespace
+ * @half_open: passive connections not yet established
+ * @mem_pressure: under memory pressure (between @mem[1] and @mem[0])
  *
- * The sysctl values are plain ints written by proc_dointvec_minmax();
- * readers use READ_ONCE() through the sdp_sysctl_*() accessors.
+ * The sysctl values are written by proc_do*vec_minmax(); readers use
+ * READ_ONCE() (through the sdp_sysctl_*() accessors).
  */
 struct sdp_net {
 	struct sdp_mib __percpu *mib;
@@ -113,6 +124,11 @@ struct sdp_net {
 	int fin_timeout;
 	int resolve_timeout_ms;
 	int zcopy_thresh;
+	unsigned long mem[3];
+	int max_half_open;
+	atomic_long_t mem_pages;
+	atomic_t half_open;
+	bool mem_pressure;
 };
 
 extern unsigned int sdp_net_id;

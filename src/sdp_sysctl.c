@@ -12,6 +12,11 @@
  *   resolve_timeout_ms  int, milliseconds, 100..60000, default 2000
  *   zcopy_thresh        int, bytes, 0..1073741824, default: the
  *                       zcopy_thresh module parameter (65536)
+ *   mem                 3 longs, pages: min, pressure, max of the
+ *                       connection buffers (sdp_mem.c); default 1/8,
+ *                       3/16 and 1/4 of RAM
+ *   max_half_open       int, 0..65536, default 256: connection requests
+ *                       held before they are established
  *
  * Writes outside the range fail with EINVAL and change nothing.  A
  * namespace starts with the defaults, not with its creator's values (as
@@ -37,6 +42,7 @@ static int sdp_fin_timeout_max = SDP_FIN_TIMEOUT_MAX;
 static int sdp_resolve_ms_min = SDP_RESOLVE_MS_MIN;
 static int sdp_resolve_ms_max = SDP_RESOLVE_MS_MAX;
 static int sdp_zcopy_thresh_max = SDP_ZCOPY_THRESH_MAX;
+static int sdp_half_open_max = 65536;
 
 /*
  * Module parameters that set the sysctls of new namespaces: recv_poll
@@ -108,6 +114,20 @@ static const struct ctl_table sdp_sysctl_template[] = {
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = &sdp_zcopy_thresh_max,
 	},
+	{
+		.procname = "mem",
+		.maxlen = sizeof(unsigned long) * 3,
+		.mode = 0644,
+		.proc_handler = proc_doulongvec_minmax,
+	},
+	{
+		.procname = "max_half_open",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &sdp_half_open_max,
+	},
 	{ }
 };
 
@@ -119,6 +139,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	sn->fin_timeout = 60;
 	sn->resolve_timeout_ms = 2000;
 	sn->zcopy_thresh = zcopy_thresh;
+	sdp_mem_net_init(sn);
 	if (!IS_ENABLED(CONFIG_SYSCTL))
 		return 0;
 
@@ -130,6 +151,8 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	tbl[1].data = &sn->fin_timeout;
 	tbl[2].data = &sn->resolve_timeout_ms;
 	tbl[3].data = &sn->zcopy_thresh;
+	tbl[4].data = &sn->mem;
+	tbl[5].data = &sn->max_half_open;
 
 #ifdef SDP_HAVE_NET_SYSCTL_SZ
 	sn->sysctl_hdr = register_net_sysctl_sz(net, "net/sdp", tbl,

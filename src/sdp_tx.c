@@ -41,18 +41,57 @@
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc);
 
+/*
+ * The send rings at connection setup: the control ring with its buffers,
+ * and the data ring without any (sdp_tx_ring_ready() gives them at the
+ * first send).
+ */
 int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->sdev->ibdev;
 
-	ssk->tx_ring = sdp_ring_alloc(dev, ssk->tx_count, SDP_BUF_SIZE,
-				      DMA_TO_DEVICE, sdp_tx_done);
-	ssk->ctrl_ring = sdp_ring_alloc(dev, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
-					DMA_TO_DEVICE, sdp_ctrl_done);
-	if (!ssk->tx_ring || !ssk->ctrl_ring) {
+	ssk->tx_ring = sdp_ring_alloc(ssk->tx_count, sdp_tx_done);
+	ssk->ctrl_ring = sdp_ring_alloc(SDP_CTRL_BUFS, sdp_ctrl_done);
+	if (!ssk->tx_ring || !ssk->ctrl_ring ||
+	    sdp_ring_fill(dev, ssk->ctrl_ring, 0, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
+			  DMA_TO_DEVICE)) {
 		sdp_tx_ring_free(ssk);
 		return -ENOMEM;
 	}
+	ssk->tx_alloc = 0;
+	return 0;
+}
+
+/*
+ * Give the data ring its buffers before the first send: tx_count of
+ * them, or SDP_MIN_BUFS under memory pressure.  An established
+ * connection keeps working above net.sdp.mem's limit (the charge is
+ * forced); only new connections are refused.  lock_sock() held.
+ */
+int sdp_tx_ring_ready(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct mem_cgroup *old;
+	unsigned int n;
+	int err;
+
+	sock_owned_by_me(sk);
+	if (ssk->tx_alloc || !test_bit(SDP_F_QP, &ssk->flags))
+		return 0;	/* ready, or no connection (the caller sees) */
+	n = ssk->tx_count;
+	if (sdp_mem_under_pressure(sock_net(sk)))
+		n = min_t(unsigned int, n, SDP_MIN_BUFS);
+	old = sdp_memcg_enter(sk);
+	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->tx_ring, 0, n, SDP_BUF_SIZE,
+			    DMA_TO_DEVICE);
+	sdp_memcg_leave(old);
+	if (err)
+		return err;
+	sdp_mem_charge(ssk, n, true);
+	spin_lock_bh(&ssk->lock);
+	ssk->tx_count = n;
+	ssk->tx_alloc = n;
+	spin_unlock_bh(&ssk->lock);
 	return 0;
 }
 
@@ -60,12 +99,13 @@ void sdp_tx_ring_free(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->sdev->ibdev;
 
-	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_count, SDP_BUF_SIZE,
+	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_alloc, SDP_BUF_SIZE,
 		      DMA_TO_DEVICE);
 	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
 		      DMA_TO_DEVICE);
 	ssk->tx_ring = NULL;
 	ssk->ctrl_ring = NULL;
+	ssk->tx_alloc = 0;
 }
 
 /*
@@ -392,6 +432,10 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 			goto out_err;
 		}
 	}
+
+	err = sdp_tx_ring_ready(ssk);
+	if (err)
+		goto out_err;
 
 	while (copied < len) {
 		unsigned long base;

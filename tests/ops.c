@@ -951,6 +951,181 @@ static void test_counters_abort(void)
 	      DELTA("CurrEstab"));
 }
 
+/* ---- Memory ---- */
+
+/* Pages of one of the module's 32 KiB buffers. */
+#define BUF_PAGES	(32 * 1024 / 4096)
+#define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
+
+static bool mem_pages_back(void *arg)
+{
+	return sdp_stat("MemPages") == *(long long *)arg;
+}
+
+/* One byte each way, so that both ends have sent (and read) once. */
+static void ping_both(int a, int b)
+{
+	char ch;
+
+	CHECK(write_all(a, "p", 1) == 1 && read_all(b, &ch, 1) == 1 &&
+	      write_all(b, "q", 1) == 1 && read_all(a, &ch, 1) == 1,
+	      "ping: %s", strerror(errno));
+}
+
+/*
+ * Connection memory is counted per namespace (MemPages) and held only
+ * when needed: a new pair holds two receive rings of 16 buffers and no
+ * send buffers until it sends; the first send of each end adds its send
+ * ring.  Above net.sdp.mem's max a new connect() fails with ENOBUFS
+ * (MemRefused) while the established pair keeps working; under pressure
+ * (usage above the middle value, until below the first) a new pair gets
+ * 4 buffers each way (MemPressureConns +1 per end).  Closed, all of it is
+ * given back.
+ */
+static void test_memory_limits(void)
+{
+	struct sockaddr_storage addr;
+	long long base, refused, small, m;
+	int c, s, l, c2, c3, s3;
+	char val[128];
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own accounting");
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	base = sdp_stat("MemPages");
+	CHECK(base >= 0, "no MemPages counter");
+	l = net_listener(&addr, 4, 0);
+	c = net_connect(&addr, 0);
+	s = net_accept(l, WAIT_MS);
+	CHECK(sdp_stat("MemPages") - base == 2 * 16 * BUF_PAGES,
+	      "MemPages +%lld for a pair that has not sent",
+	      sdp_stat("MemPages") - base);
+	ping_both(c, s);
+	CHECK(sdp_stat("MemPages") - base == 4 * 16 * BUF_PAGES,
+	      "MemPages +%lld for a pair that has sent",
+	      sdp_stat("MemPages") - base);
+
+	/* At the limit: no new connection; the old one goes on. */
+	m = sdp_stat("MemPages");
+	refused = sdp_stat("MemRefused");
+	snprintf(val, sizeof(val), "%lld %lld %lld", 4 * m, 4 * m, m);
+	CHECK(write_file(MEM_SYSCTL, val) == 0, "write %s", MEM_SYSCTL);
+	c2 = CHECK_OK(test_socket(0));
+	CHECK_ERRNO(connect(c2, (struct sockaddr *)&addr,
+			    addr.ss_family == AF_INET6 ?
+			    sizeof(struct sockaddr_in6) :
+			    sizeof(struct sockaddr_in)), ENOBUFS);
+	CHECK(sdp_stat("MemRefused") > refused, "MemRefused did not move");
+	close(c2);
+	ping_both(c, s);
+	CHECK(wait_fd(l, POLLIN, 300) == 0, "the listener got a connection");
+
+	/* Under pressure: small rings for a new pair. */
+	small = sdp_stat("MemPressureConns");
+	CHECK(write_file(MEM_SYSCTL, "0 0 100000000") == 0, "write %s",
+	      MEM_SYSCTL);
+	m = sdp_stat("MemPages");
+	c3 = net_connect(&addr, 0);
+	s3 = net_accept(l, WAIT_MS);
+	CHECK(sdp_stat("MemPressureConns") - small == 2,
+	      "MemPressureConns +%lld", sdp_stat("MemPressureConns") - small);
+	CHECK(sdp_stat("MemPages") - m == 2 * 4 * BUF_PAGES,
+	      "MemPages +%lld for a pair made under pressure",
+	      sdp_stat("MemPages") - m);
+	ping_both(c3, s3);
+	CHECK(sdp_stat("MemPages") - m == 4 * 4 * BUF_PAGES,
+	      "MemPages +%lld for that pair after sending",
+	      sdp_stat("MemPages") - m);
+
+	close(c);
+	close(s);
+	close(c3);
+	close(s3);
+	close(l);
+	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
+}
+
+#define CG_ROOT		"/sys/fs/cgroup"
+
+static long long cg_current(const char *cg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	return read_ull(path);
+}
+
+struct cg_back {
+	const char *cg;
+	long long base;
+};
+
+static bool cg_back(void *arg)
+{
+	const struct cg_back *b = arg;
+
+	return cg_current(b->cg) - b->base < (2 << 20);
+}
+
+/*
+ * The buffers are charged to the memory cgroup of the socket (also when
+ * the kernel allocates them in the CM's thread, and for an accepted
+ * socket, whose cgroup is its listener's): four pairs made and used in
+ * a cgroup raise its memory.current by at least 3/4 of their 8 x 32
+ * buffers of 32 KiB, and closing them gives it back.
+ */
+static void test_memory_cgroup(void)
+{
+	char cg[64], path[128], pid[16], ctl[256];
+	struct sockaddr_storage addr;
+	struct cg_back back;
+	int c[4], s[4], l, i;
+	long long used;
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own buffers");
+	if (access(CG_ROOT "/cgroup.controllers", F_OK) &&
+	    mount("none", CG_ROOT, "cgroup2", 0, NULL))
+		tap_skip("no cgroup2 at %s: %s", CG_ROOT, strerror(errno));
+	if (read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl)) ||
+	    !strstr(ctl, "memory"))
+		tap_skip("no memory controller");
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
+	snprintf(cg, sizeof(cg), CG_ROOT "/sdp-test-%d", getpid());
+	CHECK(mkdir(cg, 0755) == 0, "mkdir %s: %s", cg, strerror(errno));
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	CHECK(write_file(path, pid) == 0, "join %s: %s", cg, strerror(errno));
+
+	back.cg = cg;
+	back.base = cg_current(cg);
+	CHECK(back.base >= 0, "no memory.current in %s", cg);
+	l = net_listener(&addr, 4, 0);
+	for (i = 0; i < 4; i++) {
+		c[i] = net_connect(&addr, 0);
+		s[i] = net_accept(l, WAIT_MS);
+		ping_both(c[i], s[i]);
+	}
+	used = cg_current(cg) - back.base;
+	tap_diag("memory.current +%lld kB for 4 pairs", used / 1024);
+	CHECK(used >= 8 * 32 * 32 * 1024 / 4 * 3,
+	      "memory.current +%lld kB: the buffers are not charged to the cgroup",
+	      used / 1024);
+	for (i = 0; i < 4; i++) {
+		close(c[i]);
+		close(s[i]);
+	}
+	close(l);
+	CHECK(wait_until(cg_back, &back, WAIT_MS),
+	      "memory.current still +%lld kB after the close",
+	      (cg_current(cg) - back.base) / 1024);
+	CHECK(write_file(CG_ROOT "/cgroup.procs", pid) == 0, "leave %s", cg);
+	rmdir(cg);
+}
+
 /* ---- sysctls and module parameters ---- */
 
 struct knob {
@@ -963,6 +1138,7 @@ static const struct knob knobs[] = {
 	{ "fin_timeout", 1, 3600, 60 },
 	{ "resolve_timeout_ms", 100, 60000, 2000 },
 	{ "zcopy_thresh", 0, 1073741824, 65536 },
+	{ "max_half_open", 0, 65536, 256 },
 };
 
 #define NKNOBS (sizeof(knobs) / sizeof(knobs[0]))
@@ -1726,6 +1902,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_counters_transfer),
 	TAP_TEST(test_counters_refused),
 	TAP_TEST(test_counters_abort),
+	TAP_TEST(test_memory_limits),
+	TAP_TEST(test_memory_cgroup),
 	TAP_TEST(test_sysctl_bounds),
 	TAP_TEST(test_sysctl_per_netns),
 	TAP_TEST(test_sysctl_fin_timeout_applies),

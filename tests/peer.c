@@ -84,6 +84,9 @@ enum {
 	MID_UPDATE	= 0x100,	/* peer_expect_msg(): a credit update */
 };
 
+/* Receive buffers of the module's connections (src/sdp.h). */
+#define SDP_HALF_OPEN_BUFS	4
+#define SDP_DEFAULT_BUFS	16
 /* The largest advertisement the module accepts (src/sdp.h). */
 #define SDP_ZC_MAX_BYTES	(1024 * 1024)
 /* How long the module keeps one advertisement of its own at most. */
@@ -823,6 +826,26 @@ static void peer_listen(struct peer *p, int backlog, int bufsize)
  * connected to it with a valid Hello, the HelloAck checked, and the SDP
  * socket accepted.
  */
+/*
+ * The module's passive connection posts SDP_HALF_OPEN_BUFS (4) receive
+ * buffers while it is half open, and the rest of its ring (16 by default)
+ * once established, announced with a credit update before accept()
+ * returns: take it, so that p->credits is what the module has posted.
+ */
+static void peer_take_growth(struct peer *p)
+{
+	struct msg *m;
+
+	CHECK(p->credits == SDP_HALF_OPEN_BUFS,
+	      "HelloAck grants %u credits, a half-open connection %u",
+	      p->credits, SDP_HALF_OPEN_BUFS);
+	m = peer_expect_msg(p, MID_UPDATE, 0);
+	CHECK(m->bufs == SDP_DEFAULT_BUFS,
+	      "credit update of %u buffers at establishment, expected %u",
+	      m->bufs, SDP_DEFAULT_BUFS);
+	p->credits = m->bufs;
+}
+
 static void peer_setup_flags(struct peer *p, int bufsize, uint8_t flags)
 {
 	peer_listen(p, 4, bufsize);
@@ -830,6 +853,8 @@ static void peer_setup_flags(struct peer *p, int bufsize, uint8_t flags)
 	peer_start(p, NULL);
 	peer_established(p);
 	p->sock = net_accept(p->listener, WAIT_MS);
+	if (!bufsize)
+		peer_take_growth(p);
 }
 
 static void peer_setup(struct peer *p, int bufsize)
@@ -1121,8 +1146,9 @@ static void test_valid_peer(void)
 	CHECK(send(p.sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
 	      strerror(errno));
 	m = peer_expect_msg(&p, MID_DATA, 1);
-	CHECK(m->mseq == 1, "Data mseq %u: the module sent %u credit updates first",
-	      m->mseq, m->mseq - 1);
+	CHECK(m->mseq == 2,
+	      "Data mseq %u: the module sent %u credit updates besides the one at establishment",
+	      m->mseq, m->mseq - 2);
 	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
 	      "payload \"%.*s\"", (int)m->paylen, m->payload);
 	/* The buffer "hello" used is posted again: all credits back. */
@@ -2411,6 +2437,85 @@ static void test_abort_before_established(void)
 	peer_teardown(&l);
 }
 
+#define HALF_OPEN_SYSCTL	"/proc/sys/net/sdp/max_half_open"
+/* Pages of one of the module's 32 KiB buffers. */
+#define BUF_PAGES		(32 * 1024 / 4096)
+
+/*
+ * Connection requests a listener holds before the peer completes the
+ * handshake are bounded per namespace (net.sdp.max_half_open), besides
+ * the listener's backlog, and each holds only its half-open ring
+ * (SDP_HALF_OPEN_BUFS receive buffers, no send buffers).  With the bound
+ * at 2, four peers that never send their RTU get two connect responses
+ * and two rejects (HalfOpenRefused +2); the two hold 2 x 4 buffers
+ * (MemPages); once they complete the handshake their rings grow to 16
+ * and the listener accepts both.
+ */
+static void test_half_open_bounded(void)
+{
+	struct peer l, p[4];
+	long long refused, pages;
+	int i, responded = 0, rejected = 0, s[2], ns = 0;
+
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	peer_listen(&l, 8, 0);
+	pages = sdp_stat("MemPages");
+	refused = sdp_stat("HalfOpenRefused");
+	CHECK(pages >= 0 && refused >= 0, "no MemPages/HalfOpenRefused counters");
+	CHECK(write_file(HALF_OPEN_SYSCTL, "2") == 0, "write %s: %s",
+	      HALF_OPEN_SYSCTL, strerror(errno));
+	for (i = 0; i < 4; i++) {
+		peer_also(&p[i], &l);
+		p[i].manual = true;
+		peer_start(&p[i], NULL);
+		CHECK(PEER_WAIT(&p[i],
+				p[i].seen[RDMA_CM_EVENT_CONNECT_RESPONSE] ||
+				p[i].seen[RDMA_CM_EVENT_REJECTED], WAIT_MS),
+		      "request %d: neither a response nor a reject", i);
+		if (p[i].seen[RDMA_CM_EVENT_CONNECT_RESPONSE])
+			responded++;
+		else
+			rejected++;
+	}
+	CHECK(responded == 2 && rejected == 2,
+	      "%d responses, %d rejects with max_half_open 2", responded,
+	      rejected);
+	CHECK(sdp_stat("HalfOpen") == 2, "HalfOpen %lld", sdp_stat("HalfOpen"));
+	CHECK(sdp_stat("HalfOpenRefused") - refused == 2,
+	      "HalfOpenRefused +%lld", sdp_stat("HalfOpenRefused") - refused);
+	CHECK(sdp_stat("MemPages") - pages == 2 * SDP_HALF_OPEN_BUFS * BUF_PAGES,
+	      "MemPages +%lld for two half-open connections",
+	      sdp_stat("MemPages") - pages);
+	CHECK(wait_fd(l.listener, POLLIN, 0) == 0, "a half-open connection is accepted");
+
+	for (i = 0; i < 4; i++) {
+		if (!p[i].seen[RDMA_CM_EVENT_CONNECT_RESPONSE])
+			continue;
+		peer_rts(&p[i]);
+		CHECK(rdma_establish(p[i].id) == 0, "rdma_establish: %s",
+		      strerror(errno));
+		s[ns++] = net_accept(l.listener, WAIT_MS);
+	}
+	CHECK(sdp_stat("HalfOpen") == 0, "HalfOpen %lld after the handshakes",
+	      sdp_stat("HalfOpen"));
+	CHECK(sdp_stat("MemPages") - pages == 2 * SDP_DEFAULT_BUFS * BUF_PAGES,
+	      "MemPages +%lld for two established connections",
+	      sdp_stat("MemPages") - pages);
+	for (i = 0; i < ns; i++)
+		CHECK(close(s[i]) == 0, "close: %s", strerror(errno));
+	/* End both connections before the first teardown counts sockets. */
+	for (i = 0; i < 4; i++)
+		if (p[i].seen[RDMA_CM_EVENT_CONNECT_RESPONSE])
+			rdma_disconnect(p[i].id);
+	/* The last one first: each counted the others before it started. */
+	for (i = 3; i >= 0; i--)
+		peer_teardown(&p[i]);
+	peer_teardown(&l);
+	CHECK(sdp_stat("MemPages") == pages, "MemPages %lld after the close, %lld before",
+	      sdp_stat("MemPages"), pages);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_valid_peer),
 	TAP_TEST(test_unknown_mid),
@@ -2441,6 +2546,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_data_after_close),
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),
+	TAP_TEST(test_half_open_bounded),
 };
 
 #define BURST_SYSCTL	"/proc/sys/net/core/message_burst"
