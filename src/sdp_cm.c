@@ -680,17 +680,20 @@ void sdp_conn_abort(struct sdp_sock *ssk, int err)
 /*
  * Our AbortConn is posted and not yet completed: the QP must not go to
  * the error state (disconnect, teardown) before it is delivered, or it
- * would be flushed.  Its completion queues sdp_work() again.  A peer
- * that posts no receive buffer can hold it back for ever (the RNR
- * retries of our QP are the peer's to set), so this holds for at most
- * SDP_ABORT_DELIVERY after it was posted.  ssk->lock held.
+ * would be flushed (a device may carry a send out well after it was
+ * posted: Soft-RoCE from a work item since Linux 6.4).  Its completion
+ * queues sdp_work() again.  A peer that posts no receive buffer can hold
+ * it back for ever (the RNR retries of our QP are the peer's to set), so
+ * this holds for at most SDP_ABORT_DELIVERY after it was posted, and not
+ * at all while the device goes away.  ssk->lock held.
  */
 bool sdp_abort_in_flight(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
 	return test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
 	       ssk->ctrl_tail != ssk->ctrl_head &&
-	       time_before(jiffies, ssk->abort_sent + SDP_ABORT_DELIVERY);
+	       time_before(jiffies, ssk->abort_sent + SDP_ABORT_DELIVERY) &&
+	       !(ssk->sdev && READ_ONCE(ssk->sdev->removing));
 }
 
 /*
