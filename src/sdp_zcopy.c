@@ -383,8 +383,9 @@ static bool sdp_zc_tx_cancel(struct sdp_sock *ssk)
  *
  * Once cancelled, the wait goes on without a signal or timeout cutting
  * it short (the peer may be reading our pages) until the peer answers;
- * a peer that does not answer within SDP_ZC_ANSWER_TIMEOUT of the
- * SrcAvailCancel going out is aborted.
+ * a peer that does not answer within SDP_ZC_ANSWER_TIMEOUT is aborted.
+ * (A SrcAvail that had not gone out is taken back instead: the D6 case of
+ * a reader asleep with its ring full, where no cancel could go either.)
  */
 static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 {
@@ -404,9 +405,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 
 		if (cancelled) {
 			/* The peer may be reading: wait for its answer. */
-			if (!end && test_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags))
-				end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
-			if (end && time_after(jiffies, end)) {
+			if (time_after(jiffies, end)) {
 				sdp_warn_peer(ssk, "no answer to SrcAvailCancel in %us; aborting\n",
 					      SDP_ZC_ANSWER_TIMEOUT / HZ);
 				sdp_conn_abort(ssk, ETIMEDOUT);
@@ -414,7 +413,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 			}
 			release_sock(sk);
 			wait_event_timeout(*sk_sleep(sk), sdp_zc_tx_over(ssk),
-					   end ? end - jiffies : HZ / 10);
+					   end - jiffies);
 			lock_sock(sk);
 			continue;
 		}
@@ -433,6 +432,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 			spin_lock_bh(&ssk->lock);
 			cancelled = !sdp_zc_tx_cancel(ssk);
 			spin_unlock_bh(&ssk->lock);
+			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
 			continue;
 		}
 		left = min_t(long, *timeo,
