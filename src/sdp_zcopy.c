@@ -239,6 +239,17 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 	sdp_tx_try_control(ssk);
 }
 
+/* A work request of our RDMA read failed (@wc).  ssk->lock held. */
+static void sdp_zc_rd_failed(struct sdp_sock *ssk, const struct ib_wc *wc)
+{
+	lockdep_assert_held(&ssk->lock);
+	set_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
+	if (wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(SDP_F_ABORT, &ssk->flags))
+		sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
+			      ib_wc_status_msg(wc->status));
+}
+
 /*
  * One of the unsignalled work requests that rdma_rw_ctx_post() chained in
  * front of the last one of our RDMA read failed or was flushed (it has no
@@ -248,13 +259,8 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc)
 {
 	spin_lock(&ssk->lock);
-	if (wc->status != IB_WC_SUCCESS) {
-		set_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
-		if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		    !test_bit(SDP_F_ABORT, &ssk->flags))
-			sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
-				      ib_wc_status_msg(wc->status));
-	}
+	if (wc->status != IB_WC_SUCCESS)
+		sdp_zc_rd_failed(ssk, wc);
 	spin_unlock(&ssk->lock);
 }
 
@@ -263,15 +269,10 @@ static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdp_sock *ssk = cq->cq_context;
 
 	spin_lock(&ssk->lock);
-	if (wc->status != IB_WC_SUCCESS) {
-		set_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
-		if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		    !test_bit(SDP_F_ABORT, &ssk->flags))
-			sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
-				      ib_wc_status_msg(wc->status));
-	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
+	if (wc->status != IB_WC_SUCCESS)
+		sdp_zc_rd_failed(ssk, wc);
+	else if (!test_bit(SDP_F_ABORT, &ssk->flags))
 		sdp_zc_rd_report(ssk);
-	}
 	set_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
 	spin_unlock(&ssk->lock);
 	sdp_zc_wake(ssk);

@@ -957,6 +957,12 @@ static void test_counters_abort(void)
 #define BUF_PAGES	(32 * 1024 / 4096)
 #define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
 
+/* MemPages must be @base + @want now. */
+#define CHECK_MEM(base, want, what)					\
+	CHECK(sdp_stat("MemPages") - (base) == (want),			\
+	      "MemPages +%lld %s, expected +%d",				\
+	      sdp_stat("MemPages") - (base), what, (int)(want))
+
 static bool mem_pages_back(void *arg)
 {
 	return sdp_stat("MemPages") == *(long long *)arg;
@@ -998,13 +1004,9 @@ static void test_memory_limits(void)
 	l = net_listener(&addr, 4, 0);
 	c = net_connect(&addr, 0);
 	s = net_accept(l, WAIT_MS);
-	CHECK(sdp_stat("MemPages") - base == 2 * 16 * BUF_PAGES,
-	      "MemPages +%lld for a pair that has not sent",
-	      sdp_stat("MemPages") - base);
+	CHECK_MEM(base, 2 * 16 * BUF_PAGES, "for a pair that has not sent");
 	ping_both(c, s);
-	CHECK(sdp_stat("MemPages") - base == 4 * 16 * BUF_PAGES,
-	      "MemPages +%lld for a pair that has sent",
-	      sdp_stat("MemPages") - base);
+	CHECK_MEM(base, 4 * 16 * BUF_PAGES, "for a pair that has sent");
 
 	/* At the limit: no new connection; the old one goes on. */
 	m = sdp_stat("MemPages");
@@ -1030,13 +1032,9 @@ static void test_memory_limits(void)
 	s3 = net_accept(l, WAIT_MS);
 	CHECK(sdp_stat("MemPressureConns") - small == 2,
 	      "MemPressureConns +%lld", sdp_stat("MemPressureConns") - small);
-	CHECK(sdp_stat("MemPages") - m == 2 * 4 * BUF_PAGES,
-	      "MemPages +%lld for a pair made under pressure",
-	      sdp_stat("MemPages") - m);
+	CHECK_MEM(m, 2 * 4 * BUF_PAGES, "for a pair made under pressure");
 	ping_both(c3, s3);
-	CHECK(sdp_stat("MemPages") - m == 4 * 4 * BUF_PAGES,
-	      "MemPages +%lld for that pair after sending",
-	      sdp_stat("MemPages") - m);
+	CHECK_MEM(m, 4 * 4 * BUF_PAGES, "for that pair after sending");
 
 	close(c);
 	close(s);

@@ -1416,42 +1416,12 @@ static void test_zcopy_key_read_only(void)
 }
 
 /*
- * A peer that advertises memory the module cannot read (a bogus key):
- * the module's RDMA read fails, it aborts with a log line, and recv()
+ * A peer advertises @len bytes under a bogus key: the module's RDMA read
+ * into a buffer of @len fails, it aborts with a log line, and recv()
  * reports ECONNRESET.
  */
-static void test_zcopy_bad_key_from_peer(void)
+static void bad_key_read(size_t len)
 {
-	struct srcah sa = { htonl(4096), htonl(0xdead00), htobe64(0x10000) };
-	char buf[8192];
-	struct peer p;
-	ssize_t n;
-
-	klog_start();
-	peer_setup(&p, 0);
-	p.completion_errors_ok = true;
-	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
-	peer_sends_ok(&p);
-	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN, "SrcAvail not readable");
-	n = recv(p.sock, buf, sizeof(buf), 0);
-	CHECK(n < 0 && errno == ECONNRESET, "recv: %zd (%s)", n,
-	      strerror(errno));
-	klog_expect("RDMA read of its SrcAvail failed");
-	peer_expect_disconnect(&p);
-	peer_teardown(&p);
-}
-
-/*
- * A peer that advertises a large buffer under a bogus key: the module's
- * RDMA read into a 256 KiB buffer is a chain of work requests (one per
- * max_sge_rd pages), of which only the last is signalled and carries the
- * module's completion entry.  The first one fails, and the completion of
- * that unsignalled request (no cqe) must not crash the receiver: recv()
- * fails with ECONNRESET and the reason is logged.
- */
-static void test_zcopy_bad_key_chained_read(void)
-{
-	const size_t len = 256 * 1024;
 	struct srcah sa = { htonl(len), htonl(0xdead00), htobe64(0x10000) };
 	struct peer p;
 	char *buf;
@@ -1473,6 +1443,24 @@ static void test_zcopy_bad_key_chained_read(void)
 	peer_expect_disconnect(&p);
 	peer_teardown(&p);
 	free(buf);
+}
+
+/* A peer that advertises 4 KiB the module cannot read (a bogus key). */
+static void test_zcopy_bad_key_from_peer(void)
+{
+	bad_key_read(4096);
+}
+
+/*
+ * The same with 256 KiB: the module's RDMA read is a chain of work
+ * requests (one per max_sge_rd pages of the reader's buffer), of which
+ * only the last is signalled and carries the module's completion entry.
+ * The first one fails, and the completion of that unsignalled request (no
+ * cqe) must not crash the receiver.
+ */
+static void test_zcopy_bad_key_chained_read(void)
+{
+	bad_key_read(256 * 1024);
 }
 
 /*

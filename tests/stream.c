@@ -1181,7 +1181,6 @@ static void test_writev_empty_elements(void)
 	struct iovec iov[3], riov[2];
 	struct big_writev w;
 	char buf[8], *data, *got;
-	size_t done = 0;
 	pthread_t t;
 	int c, s;
 	ssize_t n;
@@ -1221,16 +1220,9 @@ static void test_writev_empty_elements(void)
 	iov[2] = (struct iovec){ buf, 0 };
 	w = (struct big_writev){ .fd = c, .iov = iov, .iovcnt = 3 };
 	CHECK(!pthread_create(&t, NULL, big_writev_fn, &w), "pthread_create");
-	while (done < big) {
-		riov[0] = (struct iovec){ buf, 0 };
-		riov[1] = (struct iovec){ got + done, big - done };
-		CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no data at %zu",
-		      done);
-		n = readv(s, riov, 2);
-		CHECK(n > 0, "readv at %zu: %zd (%s)", done, n,
-		      n ? strerror(errno) : "EOF");
-		done += n;
-	}
+	n = readv_all_empty_first(s, got, big);
+	CHECK(n == (ssize_t)big, "readv: %zd of %zu (%s)", n, big,
+	      strerror(errno));
 	CHECK(join_ms(t, WAIT_MS) == 0, "writev did not return");
 	CHECK(w.ret == (ssize_t)big, "writev: %zd (%s)", w.ret,
 	      strerror(w.err));

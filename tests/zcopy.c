@@ -843,29 +843,17 @@ static void *zc_sender_fn(void *arg)
 static void test_readv_empty_element(void)
 {
 	struct zc_sender z = { .len = MIB };
-	char *buf = xmalloc(MIB), empty;
-	size_t got = 0;
+	char *buf = xmalloc(MIB);
 	pthread_t t;
+	ssize_t n;
 	int c, s;
 
 	need_sdp();
 	net_pair(&c, &s);
 	z.fd = c;
 	CHECK(!pthread_create(&t, NULL, zc_sender_fn, &z), "pthread_create");
-	while (got < MIB) {
-		struct iovec iov[2] = {
-			{ &empty, 0 },
-			{ buf + got, MIB - got },
-		};
-		ssize_t n;
-
-		CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no data at %zu",
-		      got);
-		n = readv(s, iov, 2);
-		CHECK(n > 0, "readv at %zu: %zd (%s)", got, n,
-		      n ? strerror(errno) : "EOF");
-		got += n;
-	}
+	n = readv_all_empty_first(s, buf, MIB);
+	CHECK(n == MIB, "readv: %zd (%s)", n, strerror(errno));
 	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return");
 	CHECK(z.ret == MIB, "send: %zd (%s)", z.ret, strerror(z.err));
 	CHECK(pattern_check(buf, MIB, 81, 0) < 0, "wrong bytes");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <linux/sdp.h>
 
@@ -453,13 +454,22 @@ ssize_t write_all(int fd, const void *buf, size_t len)
 	return done;
 }
 
-ssize_t read_all(int fd, void *buf, size_t len)
+/* One read: read(), or readv() with an empty element in front. */
+static ssize_t read_once(int fd, void *buf, size_t len, bool empty_first)
+{
+	char empty;
+	struct iovec iov[2] = { { &empty, 0 }, { buf, len } };
+
+	return empty_first ? readv(fd, iov, 2) : read(fd, buf, len);
+}
+
+static ssize_t read_all_how(int fd, void *buf, size_t len, bool empty_first)
 {
 	char *p = buf;
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = read(fd, p + done, len - done);
+		ssize_t n = read_once(fd, p + done, len - done, empty_first);
 
 		if (n > 0) {
 			done += n;
@@ -483,6 +493,16 @@ ssize_t read_all(int fd, void *buf, size_t len)
 		return -1;
 	}
 	return done;
+}
+
+ssize_t read_all(int fd, void *buf, size_t len)
+{
+	return read_all_how(fd, buf, len, false);
+}
+
+ssize_t readv_all_empty_first(int fd, void *buf, size_t len)
+{
+	return read_all_how(fd, buf, len, true);
 }
 
 size_t test_bytes(size_t dflt)

@@ -113,6 +113,8 @@ size_t rng_size(struct rng *r, size_t max);
 #define NET_IO_TIMEOUT_MS	30000
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
+/* read_all() with readv() calls whose first element is empty. */
+ssize_t readv_all_empty_first(int fd, void *buf, size_t len);
 
 /* Monotonic clock in microseconds and in milliseconds. */
 long long now_us(void);
