@@ -9,9 +9,12 @@
  *
  * Files: af_sdp.c (this file) is the socket family: socket(), the
  * proto_ops, module init/exit.  sdp_cm.c runs connections through the
- * RDMA CM (Hello/HelloAck, QP setup, close, teardown); sdp_tx.c and
- * sdp_rx.c are the data path; sdp_cq.c has the message buffers, the
- * completion queue and busy polling; sdp_dev.c tracks RDMA devices;
+ * RDMA CM (binding, Hello/HelloAck, the CM's events); sdp_conn.c sets up
+ * and tears down a connection's PD, CQ, QP and rings; sdp_close.c is the
+ * close and abort state machine (shutdown, close, DisConn, AbortConn, the
+ * teardown work); sdp_tx.c and sdp_rx.c are the data path; sdp_cq.c has
+ * the message buffers, the completion queue and busy polling; sdp_dev.c
+ * tracks RDMA devices;
  * sdp_diag.c lists sockets in /proc/net/sdp and over sock_diag;
  * sdp_stats.c has the counters and tracepoints, sdp_sysctl.c the
  * /proc/sys/net/sdp tunables; sdp_zcopy.c sends large writes zero-copy
@@ -84,22 +87,6 @@ void sdp_set_state(struct sock *sk, int state)
 	lockdep_assert_held(&sdp_sk(sk)->lock);
 	sdp_stat_state(sk, sk->sk_state, state);
 	WRITE_ONCE(sk->sk_state, state);
-}
-
-/* Run sdp_work() soon, or now if it waits for a later time. */
-void sdp_queue_work(struct sdp_sock *ssk)
-{
-	sock_hold(&ssk->sk);
-	if (mod_delayed_work(sdp_wq, &ssk->work, 0))
-		sock_put(&ssk->sk);	/* it was queued: that one runs now */
-}
-
-/* Run sdp_work() after @delay, unless it is queued already. */
-void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
-{
-	sock_hold(&ssk->sk);
-	if (!queue_delayed_work(sdp_wq, &ssk->work, delay))
-		sock_put(&ssk->sk);
 }
 
 static void sdp_sock_destruct(struct sock *sk)
@@ -240,13 +227,6 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 out:
 	release_sock(sk);
 	return err;
-}
-
-static bool sdp_connected(const struct sock *sk)
-{
-	return (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT |
-				      TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 |
-				      TCPF_CLOSING | TCPF_LAST_ACK);
 }
 
 static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
@@ -552,167 +532,6 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		return -ENOIOCTLCMD;
 	}
 	return put_user(answ, (int __user *)arg);
-}
-
-/* Queue our DisConn behind the data (shutdown(SHUT_WR) or close()). */
-static void sdp_send_disconn(struct sdp_sock *ssk)
-{
-	struct sock *sk = &ssk->sk;
-
-	spin_lock_bh(&ssk->lock);
-	if (sk->sk_state == TCP_ESTABLISHED)
-		sdp_set_state(sk, TCP_FIN_WAIT1);
-	else if (sk->sk_state == TCP_CLOSE_WAIT)
-		sdp_set_state(sk, TCP_LAST_ACK);
-	set_bit(SDP_F_DISCONN_WANT, &ssk->flags);
-	sdp_tx_flush(ssk);
-	spin_unlock_bh(&ssk->lock);
-}
-
-static int sdp_shutdown(struct socket *sock, int how)
-{
-	struct sock *sk = sock->sk;
-	int err = 0;
-
-	how++;	/* SHUT_RD..SHUT_RDWR -> RCV_SHUTDOWN..SHUTDOWN_MASK */
-	if ((how & ~SHUTDOWN_MASK) || !how)
-		return -EINVAL;
-
-	lock_sock(sk);
-	if (!sdp_connected(sk)) {
-		err = -ENOTCONN;
-		goto out;
-	}
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | how);
-	if ((how & SEND_SHUTDOWN) &&
-	    (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
-		sdp_send_disconn(sdp_sk(sk));
-	sk->sk_state_change(sk);
-out:
-	release_sock(sk);
-	return err;
-}
-
-/* Abort every passive socket still waiting on the listener @lssk. */
-static void sdp_listen_stop(struct sdp_sock *lssk)
-{
-	struct sdp_sock *child;
-
-	for (;;) {
-		spin_lock_bh(&lssk->lock);
-		child = list_first_entry_or_null(&lssk->accept_queue,
-						 struct sdp_sock, child_node);
-		if (!child)
-			child = list_first_entry_or_null(&lssk->pending,
-							 struct sdp_sock,
-							 child_node);
-		if (child) {
-			list_del_init(&child->child_node);
-			sk_acceptq_removed(&lssk->sk);
-		}
-		spin_unlock_bh(&lssk->lock);
-		if (!child)
-			break;
-
-		lock_sock(&child->sk);
-		child->parent = NULL;
-		sock_set_flag(&child->sk, SOCK_DEAD);
-		sdp_stat_abort(child, SDP_ABORT_ON_CLOSE);
-		sdp_conn_abort(child, 0);
-		/* Even if it was aborted before: it is closed now. */
-		sdp_queue_work(child);
-		release_sock(&child->sk);
-		sock_put(&lssk->sk);	/* the child's listener reference */
-		sock_put(&child->sk);	/* the child's own reference */
-	}
-}
-
-static int sdp_release(struct socket *sock)
-{
-	struct sock *sk = sock->sk;
-	struct rdma_cm_id *id = NULL;
-	struct sdp_sock *ssk;
-	bool listener;
-
-	if (!sk)
-		return 0;
-	ssk = sdp_sk(sk);
-
-	lock_sock(sk);
-	listener = sk->sk_state == TCP_LISTEN;
-	if (listener) {
-		spin_lock_bh(&ssk->lock);
-		sdp_set_state(sk, TCP_CLOSE);
-		spin_unlock_bh(&ssk->lock);
-	} else if ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) {
-		/*
-		 * As TCP: unread data or SO_LINGER {1, 0} reset the
-		 * connection; otherwise the peer gets all data, then EOF.
-		 */
-		if (READ_ONCE(ssk->rx_bytes) ||
-		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
-			sdp_stat_abort(ssk, SDP_ABORT_ON_CLOSE);
-			sdp_conn_abort(ssk, 0);
-		} else {
-			sdp_send_disconn(ssk);
-			if (sock_flag(sk, SOCK_LINGER)) {
-				long timeo = sk->sk_lingertime;
-				DEFINE_WAIT_FUNC(wait, woken_wake_function);
-
-				add_wait_queue(sk_sleep(sk), &wait);
-				while (timeo && !signal_pending(current) &&
-				       !test_bit(SDP_F_DISCONN_DONE, &ssk->flags) &&
-				       !test_bit(SDP_F_ABORT, &ssk->flags))
-					sk_wait_event(sk, &timeo,
-						      test_bit(SDP_F_DISCONN_DONE,
-							       &ssk->flags) ||
-						      test_bit(SDP_F_ABORT,
-							       &ssk->flags),
-						      &wait);
-				remove_wait_queue(sk_sleep(sk), &wait);
-			}
-		}
-	} else if (sk->sk_state != TCP_CLOSE &&
-		   !((1 << sk->sk_state) & (TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 |
-					    TCPF_CLOSING | TCPF_LAST_ACK))) {
-		sdp_conn_abort(ssk, 0);	/* connecting */
-	}
-	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
-	sock_orphan(sk);
-	if (sk->sk_state != TCP_CLOSE) {
-		/* The peer has SDP_FIN_TIMEOUT to finish its side. */
-		sock_hold(sk);
-		if (!queue_delayed_work(sdp_wq, &ssk->timeout_work,
-					sdp_sysctl_fin_timeout(sock_net(sk))))
-			sock_put(sk);
-	}
-	/*
-	 * A socket without a connection (listener, bound, or still
-	 * resolving) gives its port back now, as TCP's close does; the
-	 * CM handler ignores the id once it is no longer ssk->id.
-	 */
-	if (ssk->id && !test_bit(SDP_F_QP, &ssk->flags)) {
-		id = ssk->id;
-		ssk->id = NULL;
-		clear_bit(SDP_F_BOUND, &ssk->flags);
-	}
-	/* A connection is torn down in the background (sdp_work()). */
-	if (ssk->id)
-		sdp_queue_work(ssk);
-	release_sock(sk);
-
-	if (id) {
-		rdma_destroy_id(id);
-		sock_put(sk);	/* the id's reference */
-	}
-	/*
-	 * Also when no longer listening: a listener whose device went away
-	 * is closed (ENETDOWN) but may still hold passive sockets.
-	 */
-	sdp_listen_stop(ssk);
-	sock->sk = NULL;
-	sock_put(sk);
-	return 0;
 }
 
 static int sdp_setsockopt(struct socket *sock, int level, int optname,

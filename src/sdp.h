@@ -334,11 +334,31 @@ struct sdp_device {
 	bool removing;
 };
 
+/* Is the socket connected (established or closing)? */
+static inline bool sdp_connected(const struct sock *sk)
+{
+	return (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT |
+				      TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 |
+				      TCPF_CLOSING | TCPF_LAST_ACK);
+}
+
 /* af_sdp.c */
 struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern);
 void sdp_set_state(struct sock *sk, int state);
+
+/* sdp_close.c: the close and abort state machine */
 void sdp_queue_work(struct sdp_sock *ssk);
-void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay);
+void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
+void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
+bool sdp_abort_in_flight(const struct sdp_sock *ssk);
+void sdp_close_check_done(struct sdp_sock *ssk);
+void sdp_close_disconn_rcvd(struct sdp_sock *ssk);
+void sdp_close_disconn_done(struct sdp_sock *ssk);
+void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id);
+int sdp_shutdown(struct socket *sock, int how);
+int sdp_release(struct socket *sock);
+void sdp_work(struct work_struct *work);
+void sdp_timeout_work(struct work_struct *work);
 
 /* The port of a sockaddr_in or sockaddr_in6. */
 static inline __be16 sdp_addr_port(const struct sockaddr *sa)
@@ -359,14 +379,14 @@ static inline void sdp_addr_set_port(struct sockaddr *sa, u16 port)
 /* sdp_cm.c */
 int sdp_cm_create_id(struct sdp_sock *ssk);
 int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss);
+bool sdp_child_unlink(struct sdp_sock *child);
+
+/* sdp_conn.c: a connection's verbs resources */
+int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive);
+void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_conn_renew(struct sdp_sock *ssk);
-bool sdp_abort_in_flight(const struct sdp_sock *ssk);
+struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk);
 int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-void __sdp_conn_abort(struct sdp_sock *ssk, int err, bool send_abort);
-void sdp_conn_abort(struct sdp_sock *ssk, int err);
-void sdp_work(struct work_struct *work);
-void sdp_timeout_work(struct work_struct *work);
-void sdp_check_close_done(struct sdp_sock *ssk);
 
 /* Before waiting: -EAGAIN when the timeout is over, -EINTR etc. on a signal */
 static inline int sdp_wait_check(long timeo)

@@ -74,8 +74,7 @@ static bool sdp_sock_on_device(struct sdp_sock *ssk, void *sdev)
 
 static void sdp_sock_device_gone(struct sdp_sock *ssk, void *sdev)
 {
-	sdp_stat_abort(ssk, SDP_ABORT_ON_DEVICE_REMOVAL);
-	sdp_conn_abort(ssk, ENETDOWN);
+	sdp_abort(ssk, SDP_ABORT_ON_DEVICE_REMOVAL, -ENETDOWN);
 	sdp_queue_work(ssk);	/* releases the QP even if the socket is open */
 }
 

@@ -134,7 +134,7 @@ void sdp_rx_grow(struct sdp_sock *ssk)
 	ssk->rx_alloc += n;
 	if (sdp_tx_usable(ssk)) {
 		if (sdp_rx_post_from(ssk, from))
-			__sdp_conn_abort(ssk, ECONNRESET, true);
+			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 		else
 			sdp_tx_try_control(ssk);
 	}
@@ -157,29 +157,6 @@ void sdp_rx_purge(struct sdp_sock *ssk)
 static bool sdp_mseq_after(u32 a, u32 b)
 {
 	return (s32)(a - b) > 0;
-}
-
-/* The peer's DisConn arrived: the TCP state moves as on a FIN. */
-static void sdp_rx_disconn(struct sdp_sock *ssk)
-{
-	struct sock *sk = &ssk->sk;
-
-	set_bit(SDP_F_DISCONN_RCVD, &ssk->flags);
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
-	switch (sk->sk_state) {
-	case TCP_ESTABLISHED:
-		sdp_set_state(sk, TCP_CLOSE_WAIT);
-		break;
-	case TCP_FIN_WAIT1:
-	case TCP_FIN_WAIT2:
-		sdp_set_state(sk, TCP_CLOSING);
-		break;
-	}
-	sdp_check_close_done(ssk);
-	if (!sock_flag(sk, SOCK_DEAD)) {
-		sk->sk_state_change(sk);
-		sk_wake_async(sk, SOCK_WAKE_WAITD, POLL_HUP);
-	}
 }
 
 /*
@@ -241,8 +218,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		}
 		if (sock_flag(sk, SOCK_DEAD)) {
 			/* Nobody will read it: like TCP, reset. */
-			sdp_stat_abort(ssk, SDP_ABORT_ON_DATA);
-			__sdp_conn_abort(ssk, ECONNRESET, true);
+			__sdp_abort(ssk, SDP_ABORT_ON_DATA, -ECONNRESET);
 			return false;
 		}
 		b->mid = SDP_MID_DATA;
@@ -252,12 +228,12 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		ssk->rx_bytes += payload;
 		return true;
 	case SDP_MID_DISCONN:
-		sdp_rx_disconn(ssk);
+		sdp_close_disconn_rcvd(ssk);
 		return false;
 	case SDP_MID_ABORT:
 		/* As a TCP reset: EPIPE if we had seen the peer's FIN. */
-		__sdp_conn_abort(ssk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE :
-				 ECONNRESET, false);
+		__sdp_abort(ssk, SDP_ABORT_BY_PEER,
+			    sk->sk_state == TCP_CLOSE_WAIT ? -EPIPE : -ECONNRESET);
 		return false;
 	case SDP_MID_SRCAVAIL:
 	case SDP_MID_RDMA_RD_COMPL:
@@ -270,8 +246,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		goto abort;
 	}
 abort:
-	sdp_stat_abort(ssk, SDP_ABORT_ON_PROTO);
-	__sdp_conn_abort(ssk, ECONNRESET, true);
+	__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
 	return false;
 }
 
@@ -294,8 +269,7 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 			net_warn_ratelimited("receive completion error %s\n",
 					     ib_wc_status_msg(wc->status));
-			sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
-			__sdp_conn_abort(ssk, ECONNRESET, false);
+			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 		}
 		goto out;
 	}
@@ -306,15 +280,14 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
 	    !sdp_zc_rx_inv(ssk, b, wc->byte_len, wc->ex.invalidate_rkey)) {
-		sdp_stat_abort(ssk, SDP_ABORT_ON_PROTO);
-		__sdp_conn_abort(ssk, ECONNRESET, true);
+		__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
 		goto out;
 	}
 	queued = sdp_rx_msg(ssk, b, wc->byte_len);
 	data = queued;
 	if (!queued && !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		if (sdp_post_recv(ssk, b))
-			__sdp_conn_abort(ssk, ECONNRESET, true);
+			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 	}
 	/* New credits may let queued control messages go. */
 	sdp_tx_try_control(ssk);
@@ -336,7 +309,7 @@ void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
 		return;
 	if (sdp_post_recv(ssk, b))
-		__sdp_conn_abort(ssk, ECONNRESET, true);
+		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 }
 
 /* Is there data beyond the first @skip unread bytes, or news? */

@@ -179,7 +179,7 @@ void sdp_stat_abort(struct sdp_sock *ssk, enum sdp_abort_reason why)
 	SDP_INC_STATS(sock_net(&ssk->sk), sdp_abort_mib[why]);
 }
 
-/* From __sdp_conn_abort(), once per connection. */
+/* From __sdp_abort(), once per connection. */
 void sdp_trace_abort(struct sdp_sock *ssk, int err, bool send_abort)
 {
 	trace_sdp_abort(ssk, err, send_abort);
@@ -245,7 +245,6 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
 		break;
 	case SDP_MID_ABORT:
 		SDP_INC_STATS(net, SDP_MIB_ABORTCONN_RX);
-		sdp_stat_abort(ssk, SDP_ABORT_BY_PEER);
 		break;
 	case SDP_MID_SENDSM:
 		SDP_SK_INC(ssk, sendsm_rx);

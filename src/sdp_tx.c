@@ -230,7 +230,7 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
 		sdp_fill_bsdh(ssk, b->data, b->mid, SDP_HDR + b->len, true);
 		if (sdp_post_send(ssk, b, SDP_HDR + b->len, NULL)) {
-			__sdp_conn_abort(ssk, ECONNRESET, true);
+			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 			return;
 		}
 		ssk->tx_post++;
@@ -326,11 +326,10 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
-		sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
-		__sdp_conn_abort(ssk, ECONNRESET, false);
+		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 	}
 	if (sdp_tx_idle(ssk))
-		sdp_check_close_done(ssk);
+		sdp_close_check_done(ssk);
 	spin_unlock(&ssk->lock);
 	sk->sk_write_space(sk);
 }
@@ -343,22 +342,18 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&ssk->lock);
 	ssk->ctrl_tail++;
 	if (wc->status == IB_WC_SUCCESS) {
-		if (b->mid == SDP_MID_DISCONN) {
-			set_bit(SDP_F_DISCONN_DONE, &ssk->flags);
-			if (ssk->sk.sk_state == TCP_FIN_WAIT1)
-				sdp_set_state(&ssk->sk, TCP_FIN_WAIT2);
-		}
+		if (b->mid == SDP_MID_DISCONN)
+			sdp_close_disconn_done(ssk);
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
 		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
-		sdp_stat_abort(ssk, SDP_ABORT_ON_CQ_ERROR);
-		__sdp_conn_abort(ssk, ECONNRESET, false);
+		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 	}
 	/* A free control buffer may let a waiting DisConn go. */
 	sdp_tx_try_control(ssk);
 	if (sdp_tx_idle(ssk))
-		sdp_check_close_done(ssk);
+		sdp_close_check_done(ssk);
 	/* Our AbortConn is delivered (or failed): disconnect now. */
 	if (test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
 	    !sdp_abort_in_flight(ssk))

@@ -191,7 +191,7 @@ static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("memory registration failed: %s\n",
 				     ib_wc_status_msg(wc->status));
-		__sdp_conn_abort(ssk, ECONNRESET, false);
+		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 	}
 	spin_unlock(&ssk->lock);
 }
@@ -294,7 +294,7 @@ static void sdp_zc_wait_bit(struct sock *sk, int bit)
 		if (time_after(jiffies, end)) {
 			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
 					     SDP_ZC_ANSWER_TIMEOUT / HZ);
-			sdp_conn_abort(ssk, ETIMEDOUT);
+			sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ETIMEDOUT);
 			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
 		}
 	}
@@ -409,7 +409,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 			if (time_after(jiffies, end)) {
 				sdp_warn_peer(ssk, "no answer to SrcAvailCancel in %us; aborting\n",
 					      SDP_ZC_ANSWER_TIMEOUT / HZ);
-				sdp_conn_abort(ssk, ETIMEDOUT);
+				sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ETIMEDOUT);
 				break;
 			}
 			release_sock(sk);
@@ -793,14 +793,14 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret) {
-		sdp_conn_abort(ssk, ECONNRESET);
+		sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
 		return ret;
 	}
 
 	spin_lock_bh(&ssk->lock);
 	clear_bit(SDP_F_ZC_READING, &ssk->flags);
 	if (test_bit(SDP_F_ZC_RD_ERR, &ssk->flags)) {
-		__sdp_conn_abort(ssk, ECONNRESET, true);
+		__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
 		ret = -ECONNRESET;
 	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
 		/* sdp_zc_rd_report() has told the peer already. */
@@ -857,7 +857,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 		}
 		SDP_SK_INC(ssk, srcavail_rx);
 		if (sock_flag(sk, SOCK_DEAD)) {
-			__sdp_conn_abort(ssk, ECONNRESET, true);
+			__sdp_abort(ssk, SDP_ABORT_ON_DATA, -ECONNRESET);
 			return false;
 		}
 		b->mid = SDP_MID_SRCAVAIL;
@@ -912,7 +912,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			sdp_zc_rx_decline(ssk);
 		return false;
 	}
-	__sdp_conn_abort(ssk, ECONNRESET, true);
+	__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
 	return false;
 }
 

@@ -1106,19 +1106,28 @@ static void orderly_close(struct peer *p)
 	peer_expect_disconnect(p);
 }
 
-/* A protocol error with one bad message, checked from both sides. */
+/*
+ * A protocol error with one bad message, checked from both sides; it is
+ * counted as one (AbortOnProtoError), whichever part of the module found
+ * it (the zero-copy checks too).
+ */
 static void bad_message_case(uint8_t mid, uint32_t len, uint32_t mseq,
 			     size_t paylen, size_t wire_len, enum how how,
 			     const char *log, uint32_t abort_ack)
 {
 	static const char zeros[PEER_TX_SLOT];
+	long long proto;
 	struct peer p;
 
 	klog_start();
 	peer_setup(&p, 0);
+	proto = sdp_stat("AbortOnProtoError");
 	peer_send_raw(&p, mid, len, mseq, zeros, paylen, wire_len);
 	sdp_expect_error(&p, ECONNRESET, how, 0);
 	klog_expect(log);
+	CHECK(sdp_stat("AbortOnProtoError") == proto + 1,
+	      "AbortOnProtoError +%lld for a protocol error",
+	      sdp_stat("AbortOnProtoError") - proto);
 	peer_expect_abort(&p, abort_ack);
 	peer_teardown(&p);
 }

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- the close and abort state machine.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * A connection's state is its TCP state (sk_state, as TCP names them)
+ * together with the close flags of sdp_sock::flags: DISCONN_WANT, _SENT,
+ * _DONE (our DisConn asked for, posted, delivered), DISCONN_RCVD (the
+ * peer's), ABORT, ABORT_SENT (our AbortConn posted), CM_DISCONNECT
+ * (rdma_disconnect() called or DISCONNECTED seen).  Every change of them
+ * happens here, one entry point per event; the data path calls these.
+ *
+ *  state         event                       next state, action
+ *  ------------  --------------------------  ------------------------------
+ *  ESTABLISHED   shutdown(SHUT_WR), close    FIN_WAIT1; DisConn behind the
+ *                                            data (sdp_close_send_disconn)
+ *  CLOSE_WAIT    shutdown(SHUT_WR), close    LAST_ACK; the same
+ *  ESTABLISHED,  close with unread data or   CLOSE; abort (AbortOnClose)
+ *  CLOSE_WAIT    SO_LINGER {1, 0}
+ *  SYN_SENT,     close                       CLOSE; abort (no counter)
+ *  SYN_RECV
+ *  LISTEN        close                       CLOSE; every child not yet
+ *                                            accepted aborted (AbortOnClose)
+ *  ESTABLISHED   peer's DisConn              CLOSE_WAIT; EOF for the reader
+ *                (sdp_close_disconn_rcvd)
+ *  FIN_WAIT1/2   peer's DisConn              CLOSING
+ *  FIN_WAIT1     our DisConn delivered       FIN_WAIT2
+ *                (sdp_close_disconn_done)
+ *  CLOSING,      both DisConns through, no   CLOSE; sdp_work() disconnects
+ *  LAST_ACK      send in flight
+ *                (sdp_close_check_done)
+ *  any open      AbortConn from the peer     CLOSE; ECONNRESET (EPIPE after
+ *                                            its DisConn)
+ *  any open      protocol error, failed      CLOSE; ECONNRESET, AbortConn to
+ *                completion, device gone     the peer where it can still
+ *                (sdp_abort)                 go (ENETDOWN: device gone)
+ *  any open      CM DISCONNECTED             CLOSE if both DisConns were
+ *                (sdp_close_cm_disconnected) through, else abort
+ *                                            (AbortOnCmDisconnect)
+ *  orphan        net.sdp.fin_timeout         abort (AbortOnTimeout)
+ *                (sdp_timeout_work)
+ *  SYN_SENT      connect failed              CLOSE; the error to connect()
+ *
+ * sdp_work() acts on the result, in process context: rdma_disconnect()
+ * once the state is CLOSE or aborted (after our AbortConn went out, or
+ * SDP_ABORT_DELIVERY), and the teardown of QP, CQ, rings and CM id once
+ * the user has closed the socket, its device goes away, or its connect
+ * failed (sdp_conn_detach()).
+ *
+ * Errors are negative errnos throughout (sdp_abort()'s @err too); only
+ * sk_err holds a positive one, as for every socket.
+ */
+#include <linux/workqueue.h>
+
+#include "sdp.h"
+
+/* Run sdp_work() soon, or now if it waits for a later time. */
+void sdp_queue_work(struct sdp_sock *ssk)
+{
+	sock_hold(&ssk->sk);
+	if (mod_delayed_work(sdp_wq, &ssk->work, 0))
+		sock_put(&ssk->sk);	/* it was queued: that one runs now */
+}
+
+/* Run sdp_work() after @delay, unless it is queued already. */
+static void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
+{
+	sock_hold(&ssk->sk);
+	if (!queue_delayed_work(sdp_wq, &ssk->work, delay))
+		sock_put(&ssk->sk);
+}
+
+/*
+ * Does an abort for @why tell the peer with AbortConn?  Not when the peer
+ * aborted, nor when the QP or the CM connection failed (it could not
+ * arrive), nor for a connection that was never made (SDP_ABORT_NONE).
+ */
+static bool sdp_abort_tells_peer(enum sdp_abort_reason why)
+{
+	switch (why) {
+	case SDP_ABORT_NONE:
+	case SDP_ABORT_BY_PEER:
+	case SDP_ABORT_ON_CQ_ERROR:
+	case SDP_ABORT_ON_CM_DISCONNECT:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/**
+ * __sdp_abort() - abort the connection
+ * @ssk: the socket; ssk->lock held, any context
+ * @why: the reason, counted once per connection (SDP_ABORT_NONE: a
+ *	connection that was never made, not counted)
+ * @err: the socket's error (negative), or 0 for none (a closed socket)
+ *
+ * The socket goes to CLOSE with @err; the peer gets an AbortConn if @why
+ * calls for it and the QP can still carry it; sdp_work() disconnects.
+ */
+void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err)
+{
+	struct sock *sk = &ssk->sk;
+
+	lockdep_assert_held(&ssk->lock);
+	if (test_bit(SDP_F_ABORT, &ssk->flags))
+		return;
+	sdp_stat_abort(ssk, why);
+	sdp_trace_abort(ssk, err, sdp_abort_tells_peer(why));
+	if (sdp_abort_tells_peer(why) && sdp_tx_usable(ssk) &&
+	    !sdp_post_ctrl(ssk, SDP_MID_ABORT)) {
+		set_bit(SDP_F_ABORT_SENT, &ssk->flags);
+		ssk->abort_sent = jiffies;
+	}
+	set_bit(SDP_F_ABORT, &ssk->flags);
+	if (err && !sock_flag(sk, SOCK_DEAD))
+		WRITE_ONCE(sk->sk_err, -err);
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
+	sdp_set_state(sk, TCP_CLOSE);
+	sdp_queue_work(ssk);
+	if (!sock_flag(sk, SOCK_DEAD)) {
+		sk->sk_state_change(sk);
+		sk_error_report(sk);
+	}
+	sdp_zc_wake(ssk);	/* zero-copy waits are uninterruptible */
+}
+
+void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err)
+{
+	spin_lock_bh(&ssk->lock);
+	__sdp_abort(ssk, why, err);
+	spin_unlock_bh(&ssk->lock);
+}
+
+/*
+ * Our AbortConn is posted and not yet completed: the QP must not go to
+ * the error state (disconnect, teardown) before it is delivered, or it
+ * would be flushed (a device may carry a send out well after it was
+ * posted: Soft-RoCE from a work item since Linux 6.4).  Its completion
+ * queues sdp_work() again.  A peer that posts no receive buffer can hold
+ * it back for ever (the RNR retries of our QP are the peer's to set), so
+ * this holds for at most SDP_ABORT_DELIVERY after it was posted, and not
+ * at all while the device goes away.  ssk->lock held.
+ */
+bool sdp_abort_in_flight(const struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
+	       ssk->ctrl_tail != ssk->ctrl_head &&
+	       time_before(jiffies, ssk->abort_sent + SDP_ABORT_DELIVERY) &&
+	       !(ssk->sdev && READ_ONCE(ssk->sdev->removing));
+}
+
+/*
+ * Both DisConns are through (ours delivered, theirs received) and nothing
+ * is in flight: the connection is over.  ssk->lock held.
+ */
+void sdp_close_check_done(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (!test_bit(SDP_F_DISCONN_DONE, &ssk->flags) ||
+	    !test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) ||
+	    !sdp_tx_idle(ssk))
+		return;
+	if (ssk->sk.sk_state != TCP_CLOSE) {
+		sdp_set_state(&ssk->sk, TCP_CLOSE);
+		if (!sock_flag(&ssk->sk, SOCK_DEAD))
+			ssk->sk.sk_state_change(&ssk->sk);
+	}
+	sdp_queue_work(ssk);
+}
+
+/* The peer's DisConn arrived: the state moves as on a FIN.  ssk->lock held. */
+void sdp_close_disconn_rcvd(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	lockdep_assert_held(&ssk->lock);
+	set_bit(SDP_F_DISCONN_RCVD, &ssk->flags);
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
+	switch (sk->sk_state) {
+	case TCP_ESTABLISHED:
+		sdp_set_state(sk, TCP_CLOSE_WAIT);
+		break;
+	case TCP_FIN_WAIT1:
+	case TCP_FIN_WAIT2:
+		sdp_set_state(sk, TCP_CLOSING);
+		break;
+	}
+	sdp_close_check_done(ssk);
+	if (!sock_flag(sk, SOCK_DEAD)) {
+		sk->sk_state_change(sk);
+		sk_wake_async(sk, SOCK_WAKE_WAITD, POLL_HUP);
+	}
+}
+
+/* Our DisConn was delivered (its send completed).  ssk->lock held. */
+void sdp_close_disconn_done(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	set_bit(SDP_F_DISCONN_DONE, &ssk->flags);
+	if (ssk->sk.sk_state == TCP_FIN_WAIT1)
+		sdp_set_state(&ssk->sk, TCP_FIN_WAIT2);
+}
+
+/*
+ * The CM's DISCONNECTED (the peer's DREQ, or the reply to ours): answer
+ * it, and end the connection, as an abort unless both DisConns were
+ * through.  lock_sock() held (the CM handler).
+ */
+void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
+{
+	struct sock *sk = &ssk->sk;
+	bool disconnect;
+
+	sock_owned_by_me(sk);
+	spin_lock_bh(&ssk->lock);
+	disconnect = !test_and_set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	spin_unlock_bh(&ssk->lock);
+	if (disconnect)
+		rdma_disconnect(id);
+	spin_lock_bh(&ssk->lock);
+	if (!test_bit(SDP_F_ABORT, &ssk->flags) &&
+	    !(test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
+	      test_bit(SDP_F_DISCONN_DONE, &ssk->flags)))
+		__sdp_abort(ssk, SDP_ABORT_ON_CM_DISCONNECT, -ECONNRESET);
+	else if (sk->sk_state != TCP_CLOSE)
+		sdp_set_state(sk, TCP_CLOSE);
+	spin_unlock_bh(&ssk->lock);
+	sdp_queue_work(ssk);
+	if (!sock_flag(sk, SOCK_DEAD))
+		sk->sk_state_change(sk);
+}
+
+/* Queue our DisConn behind the data (shutdown(SHUT_WR) or close()). */
+static void sdp_close_send_disconn(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	spin_lock_bh(&ssk->lock);
+	if (sk->sk_state == TCP_ESTABLISHED)
+		sdp_set_state(sk, TCP_FIN_WAIT1);
+	else if (sk->sk_state == TCP_CLOSE_WAIT)
+		sdp_set_state(sk, TCP_LAST_ACK);
+	set_bit(SDP_F_DISCONN_WANT, &ssk->flags);
+	sdp_tx_flush(ssk);
+	spin_unlock_bh(&ssk->lock);
+}
+
+int sdp_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+	int err = 0;
+
+	how++;	/* SHUT_RD..SHUT_RDWR -> RCV_SHUTDOWN..SHUTDOWN_MASK */
+	if ((how & ~SHUTDOWN_MASK) || !how)
+		return -EINVAL;
+
+	lock_sock(sk);
+	if (!sdp_connected(sk)) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | how);
+	if ((how & SEND_SHUTDOWN) &&
+	    (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
+		sdp_close_send_disconn(sdp_sk(sk));
+	sk->sk_state_change(sk);
+out:
+	release_sock(sk);
+	return err;
+}
+
+/* Abort every passive socket still waiting on the listener @lssk. */
+static void sdp_listen_stop(struct sdp_sock *lssk)
+{
+	struct sdp_sock *child;
+
+	for (;;) {
+		spin_lock_bh(&lssk->lock);
+		child = list_first_entry_or_null(&lssk->accept_queue,
+						 struct sdp_sock, child_node);
+		if (!child)
+			child = list_first_entry_or_null(&lssk->pending,
+							 struct sdp_sock,
+							 child_node);
+		if (child) {
+			list_del_init(&child->child_node);
+			sk_acceptq_removed(&lssk->sk);
+		}
+		spin_unlock_bh(&lssk->lock);
+		if (!child)
+			break;
+
+		lock_sock(&child->sk);
+		child->parent = NULL;
+		sock_set_flag(&child->sk, SOCK_DEAD);
+		sdp_abort(child, SDP_ABORT_ON_CLOSE, 0);
+		/* Even if it was aborted before: it is closed now. */
+		sdp_queue_work(child);
+		release_sock(&child->sk);
+		sock_put(&lssk->sk);	/* the child's listener reference */
+		sock_put(&child->sk);	/* the child's own reference */
+	}
+}
+
+/* SO_LINGER {1, N}: wait up to N for our DisConn to be delivered. */
+static void sdp_close_linger(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	long timeo = sk->sk_lingertime;
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (timeo && !signal_pending(current) &&
+	       !test_bit(SDP_F_DISCONN_DONE, &ssk->flags) &&
+	       !test_bit(SDP_F_ABORT, &ssk->flags))
+		sk_wait_event(sk, &timeo,
+			      test_bit(SDP_F_DISCONN_DONE, &ssk->flags) ||
+			      test_bit(SDP_F_ABORT, &ssk->flags), &wait);
+	remove_wait_queue(sk_sleep(sk), &wait);
+}
+
+int sdp_release(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct rdma_cm_id *id = NULL;
+	struct sdp_sock *ssk;
+
+	if (!sk)
+		return 0;
+	ssk = sdp_sk(sk);
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_LISTEN) {
+		spin_lock_bh(&ssk->lock);
+		sdp_set_state(sk, TCP_CLOSE);
+		spin_unlock_bh(&ssk->lock);
+	} else if ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) {
+		/*
+		 * As TCP: unread data or SO_LINGER {1, 0} reset the
+		 * connection; otherwise the peer gets all data, then EOF.
+		 */
+		if (READ_ONCE(ssk->rx_bytes) ||
+		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+			sdp_abort(ssk, SDP_ABORT_ON_CLOSE, 0);
+		} else {
+			sdp_close_send_disconn(ssk);
+			if (sock_flag(sk, SOCK_LINGER))
+				sdp_close_linger(ssk);
+		}
+	} else if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
+		sdp_abort(ssk, SDP_ABORT_NONE, 0);	/* connecting */
+	}
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
+	sock_orphan(sk);
+	if (sk->sk_state != TCP_CLOSE) {
+		/* The peer has net.sdp.fin_timeout to finish its side. */
+		sock_hold(sk);
+		if (!queue_delayed_work(sdp_wq, &ssk->timeout_work,
+					sdp_sysctl_fin_timeout(sock_net(sk))))
+			sock_put(sk);
+	}
+	/*
+	 * A socket without a connection (listener, bound, or still
+	 * resolving) gives its port back now, as TCP's close does; the
+	 * CM handler ignores the id once it is no longer ssk->id.
+	 */
+	if (ssk->id && !test_bit(SDP_F_QP, &ssk->flags)) {
+		id = ssk->id;
+		ssk->id = NULL;
+		clear_bit(SDP_F_BOUND, &ssk->flags);
+	}
+	/* A connection is torn down in the background (sdp_work()). */
+	if (ssk->id)
+		sdp_queue_work(ssk);
+	release_sock(sk);
+
+	if (id) {
+		rdma_destroy_id(id);
+		sock_put(sk);	/* the id's reference */
+	}
+	/*
+	 * Also when no longer listening: a listener whose device went away
+	 * is closed (ENETDOWN) but may still hold passive sockets.
+	 */
+	sdp_listen_stop(ssk);
+	sock->sk = NULL;
+	sock_put(sk);
+	return 0;
+}
+
+/*
+ * Process-context work of a socket: call rdma_disconnect() once the
+ * connection is over or aborted (and our AbortConn delivered), and
+ * release everything once the socket is closed, its device goes away,
+ * or a connect failed (so that connect() can start anew).
+ */
+void sdp_work(struct work_struct *work)
+{
+	struct sdp_sock *ssk = container_of(to_delayed_work(work),
+					    struct sdp_sock, work);
+	struct sock *sk = &ssk->sk;
+	struct rdma_cm_id *id = NULL;
+	struct sock *parent = NULL;
+	bool disconnect, destroy, qp, held;
+
+	lock_sock(sk);
+	/*
+	 * A passive socket aborted before it reached the accept queue will
+	 * never be accepted: give its backlog slot back and close it.
+	 */
+	if (ssk->parent && test_bit(SDP_F_ABORT, &ssk->flags) &&
+	    !test_bit(SDP_F_QUEUED, &ssk->flags) && sdp_child_unlink(ssk)) {
+		parent = ssk->parent;
+		ssk->parent = NULL;
+		sock_set_flag(sk, SOCK_DEAD);
+	}
+	spin_lock_bh(&ssk->lock);
+	qp = test_bit(SDP_F_QP, &ssk->flags);
+	held = sdp_abort_in_flight(ssk);
+	if (held)	/* come back when the wait for it is over */
+		sdp_queue_work_delayed(ssk, ssk->abort_sent +
+				       SDP_ABORT_DELIVERY - jiffies + 1);
+	disconnect = qp && !held &&
+		     !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
+		     (test_bit(SDP_F_ABORT, &ssk->flags) ||
+		      sk->sk_state == TCP_CLOSE);
+	if (disconnect)
+		set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	/*
+	 * Release the resources of a closed socket once its connection is
+	 * over (closed or aborted), of any socket whose device goes away,
+	 * and of a connect that failed (never established; nothing to
+	 * read); not while a zero-copy transfer uses them (it queues us
+	 * when it ends) or our AbortConn is on its way.
+	 */
+	destroy = ssk->id && !ssk->zc_busy && !held &&
+		  ((sock_flag(sk, SOCK_DEAD) && sk->sk_state == TCP_CLOSE) ||
+		   (ssk->sdev && READ_ONCE(ssk->sdev->removing)) ||
+		   (test_bit(SDP_F_ABORT, &ssk->flags) &&
+		    !test_bit(SDP_F_ESTABLISHED, &ssk->flags) && !ssk->parent));
+	spin_unlock_bh(&ssk->lock);
+
+	if (disconnect)
+		rdma_disconnect(ssk->id);
+	if (destroy)
+		id = sdp_conn_detach(ssk);
+	release_sock(sk);
+
+	if (id) {
+		rdma_destroy_id(id);
+		sock_put(sk);	/* the id's reference */
+	}
+	if (parent) {
+		sock_put(parent);	/* the child's listener reference */
+		sock_put(sk);		/* its own, which the queue held */
+	}
+	sock_put(sk);		/* the work's reference */
+}
+
+/* An orphaned socket whose peer never finished the close: abort it. */
+void sdp_timeout_work(struct work_struct *work)
+{
+	struct sdp_sock *ssk = container_of(to_delayed_work(work),
+					    struct sdp_sock, timeout_work);
+
+	sdp_abort(ssk, SDP_ABORT_ON_TIMEOUT, -ETIMEDOUT);
+	sock_put(&ssk->sk);
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- a connection's verbs resources: the
+ * protection domain, the completion queue, the queue pair and the message
+ * rings; their setup when the CM has a device for the connection
+ * (sdp_conn_setup(), from sdp_cm.c), their teardown (sdp_conn_detach(),
+ * from sdp_work()), and a new start for a socket that connects again
+ * (sdp_conn_renew()).
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * Everything here runs in process context with lock_sock() held.  The QP
+ * belongs to the CM id (rdma_create_qp()), so the id outlives it; an id
+ * is destroyed only without lock_sock(), by the caller (rdma_destroy_id()
+ * waits for the id's handler, which takes it).
+ */
+#include <linux/slab.h>
+
+#include "sdp.h"
+
+static unsigned int sdp_bufs(int bytes, bool locked)
+{
+	if (!locked)
+		return SDP_DEFAULT_BUFS;
+	return clamp_t(int, bytes / SDP_BUF_SIZE, SDP_MIN_BUFS, SDP_MAX_BUFS);
+}
+
+/*
+ * Drain the QP (every posted work request completes, flushed, before its
+ * buffer goes), then free QP, CQ, rings, MR and PD and drop the device.
+ */
+void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
+{
+	if (ssk->qp) {
+		ib_drain_qp(ssk->qp);
+		rdma_destroy_qp(id);
+		ssk->qp = NULL;
+	}
+	if (ssk->cq)
+		sdp_cq_destroy(ssk);
+	if (ssk->sdev) {
+		sdp_rx_ring_free(ssk);
+		sdp_tx_ring_free(ssk);
+		sdp_mem_uncharge_all(ssk);
+		sdp_zc_conn_free(ssk);
+		if (!IS_ERR_OR_NULL(ssk->pd))
+			ib_dealloc_pd(ssk->pd);
+		ssk->pd = NULL;
+		sdp_device_put(ssk->sdev);
+		WRITE_ONCE(ssk->sdev, NULL);
+	}
+}
+
+/* The counters of a connection's rings, messages and transfers. */
+static void sdp_conn_state_init(struct sdp_sock *ssk)
+{
+	ssk->rx_posted = 0;
+	ssk->rx_bytes = 0;
+	ssk->rx_mseq_last = 0;
+	ssk->rx_mseq_limit = 0;
+	ssk->tx_head = 0;
+	ssk->tx_post = 0;
+	ssk->tx_tail = 0;
+	ssk->tx_fill = 0;
+	ssk->tx_bytes = 0;
+	ssk->tx_credits = 0;
+	ssk->tx_mseq_next = 1;
+	ssk->ctrl_head = 0;
+	ssk->ctrl_tail = 0;
+	ssk->zc_tx_len = 0;
+	ssk->zc_tx_acked = 0;
+	ssk->zc_rx = NULL;
+	ssk->zc_rx_compl = 0;
+}
+
+/*
+ * Create the PD, the CQ, the QP and the rings on the device @id resolved
+ * to, and post the receive buffers.  lock_sock() held (a passive socket:
+ * not yet visible to anyone else).
+ */
+int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
+{
+	const struct ib_device_attr *da = &id->device->attrs;
+	struct sock *sk = &ssk->sk;
+	struct ib_qp_init_attr attr = {};
+	struct sdp_device *sdev;
+	struct mem_cgroup *old;
+	unsigned int nrx;
+	u32 sge, zc_wrs;
+	int err, ncqe;
+
+	sock_owned_by_me(sk);
+	sdev = sdp_device_get(id->device);
+	if (!sdev)
+		return -ENETDOWN;
+	/* A socket may connect again after a failed attempt: start afresh. */
+	sdp_conn_state_init(ssk);
+	WRITE_ONCE(ssk->sdev, sdev);
+	old = sdp_memcg_enter(sk);
+	ssk->pd = ib_alloc_pd(id->device, 0);
+	if (IS_ERR(ssk->pd)) {
+		err = PTR_ERR(ssk->pd);
+		goto err;
+	}
+	sdp_zc_init(ssk);
+
+	ssk->rx_count = sdp_bufs(sk->sk_rcvbuf,
+				 sk->sk_userlocks & SOCK_RCVBUF_LOCK);
+	ssk->tx_count = sdp_bufs(sk->sk_sndbuf,
+				 sk->sk_userlocks & SOCK_SNDBUF_LOCK);
+	sdp_mem_ring_bufs(sk, &ssk->rx_count, &ssk->tx_count);
+	/* Half open, a passive connection holds only a few (sdp_mem.c). */
+	nrx = passive ? min_t(unsigned int, ssk->rx_count, SDP_HALF_OPEN_BUFS) :
+			ssk->rx_count;
+	err = sdp_mem_charge(ssk, nrx, false);
+	if (err)
+		goto err;
+	/*
+	 * Zero-copy adds, at most one of each at a time: REG_MR and
+	 * LOCAL_INV of our advertisement, the RDMA reads of one of the
+	 * peer's (a scatter entry per page, max_sge_rd per read).
+	 */
+	sge = clamp_t(u32, min_t(u32, da->max_send_sge, da->max_sge_rd), 1,
+		      SDP_ZC_SGE);
+	zc_wrs = 2 + DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge);
+	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 2 + zc_wrs;
+	err = sdp_cq_create(ssk, id->device, ncqe);
+	if (err)
+		goto err;
+
+	attr.qp_context = ssk;
+	attr.send_cq = ssk->cq;
+	attr.recv_cq = ssk->cq;
+	/* One spare each for ib_drain_qp(). */
+	attr.cap.max_send_wr = ssk->tx_count + SDP_CTRL_BUFS + 1 + zc_wrs;
+	attr.cap.max_recv_wr = ssk->rx_count + 1;
+	attr.cap.max_send_sge = sge;
+	attr.cap.max_recv_sge = 1;
+	attr.cap.max_rdma_ctxs = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	err = rdma_create_qp(id, ssk->pd, &attr);
+	if (err)
+		goto err;
+	ssk->qp = id->qp;
+
+	err = sdp_rx_ring_alloc(ssk, nrx);
+	if (err)
+		goto err;
+	err = sdp_tx_ring_alloc(ssk);
+	if (err)
+		goto err;
+	sdp_memcg_leave(old);
+
+	spin_lock_bh(&ssk->lock);
+	err = sdp_rx_post_all(ssk);
+	if (!err)
+		set_bit(SDP_F_QP, &ssk->flags);
+	spin_unlock_bh(&ssk->lock);
+	if (err)
+		goto err_free;
+	return 0;
+err:
+	sdp_memcg_leave(old);
+err_free:
+	sdp_conn_free(ssk, id);
+	return err;
+}
+
+/*
+ * Take the connection down: drain the QP, free the QP, CQ, rings and PD,
+ * and give the CM id up (the handler ignores an id that is no longer
+ * ssk->id).  Returns the id, which the caller destroys once it does not
+ * hold lock_sock() any more (rdma_destroy_id() waits for the handler,
+ * which takes it), and then drops the id's socket reference.
+ * lock_sock() held.
+ */
+struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct rdma_cm_id *id = ssk->id;
+
+	sock_owned_by_me(sk);
+	spin_lock_bh(&ssk->lock);
+	clear_bit(SDP_F_QP, &ssk->flags);
+	set_bit(SDP_F_ABORT, &ssk->flags);
+	set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	spin_unlock_bh(&ssk->lock);
+	ssk->id = NULL;
+	clear_bit(SDP_F_ID_USED, &ssk->flags);
+	clear_bit(SDP_F_BOUND, &ssk->flags);
+	sdp_rx_purge(ssk);
+	sdp_conn_free(ssk, id);
+	if (cancel_delayed_work(&ssk->timeout_work))
+		sock_put(sk);	/* the timeout's reference */
+	return id;
+}
+
+/* A CM id given up by a socket that goes on: destroyed in the background. */
+struct sdp_id_reap {
+	struct work_struct work;
+	struct rdma_cm_id *id;
+	struct sock *sk;	/* the id's reference */
+};
+
+static void sdp_id_reap_work(struct work_struct *work)
+{
+	struct sdp_id_reap *r = container_of(work, struct sdp_id_reap, work);
+
+	rdma_destroy_id(r->id);
+	sock_put(r->sk);	/* the id's reference */
+	kfree(r);
+}
+
+/*
+ * connect() on a socket that tried before: release what the last attempt
+ * left (if sdp_work() has not done so yet), clear its state, and make a
+ * new CM id, bound again to the address the user bound the socket to (and
+ * to its port, if the user named one, as TCP keeps it; the port is free
+ * in between, so another socket may have taken it: EADDRINUSE).  The old
+ * id is destroyed in the background, so that lock_sock() need not be
+ * dropped here.  lock_sock() held, TCP_CLOSE.
+ */
+int sdp_conn_renew(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct sdp_id_reap *r;
+	int err;
+
+	sock_owned_by_me(sk);
+	if (ssk->id && test_bit(SDP_F_ID_USED, &ssk->flags)) {
+		r = kmalloc(sizeof(*r), GFP_KERNEL);
+		if (!r)
+			return -ENOMEM;
+		INIT_WORK(&r->work, sdp_id_reap_work);
+		r->sk = sk;
+		r->id = sdp_conn_detach(ssk);
+		queue_work(sdp_wq, &r->work);
+	}
+	/* How the last attempt ended: its connection state goes. */
+	spin_lock_bh(&ssk->lock);
+	sdp_flags_clear_conn(ssk);
+	spin_unlock_bh(&ssk->lock);
+	sdp_sock_clear_dev_gone(ssk);
+	if (!ssk->id) {
+		err = sdp_cm_create_id(ssk);
+		if (err)
+			return err;
+	}
+	if (test_bit(SDP_F_USER_BOUND, &ssk->flags) &&
+	    !test_bit(SDP_F_BOUND, &ssk->flags)) {
+		struct sockaddr_storage ss = ssk->saddr;
+
+		if (!test_bit(SDP_F_USER_PORT, &ssk->flags))
+			sdp_addr_set_port((struct sockaddr *)&ss, 0);
+		err = sdp_cm_bind(ssk, &ss);
+		if (err)
+			return err;
+		set_bit(SDP_F_BOUND, &ssk->flags);
+		ssk->saddr = ssk->id->route.addr.src_addr;
+	}
+	return 0;
+}
