@@ -5,8 +5,11 @@
 #
 #   make               build sdp.ko (against KDIR) and the test programs
 #   make check         install what is missing, lint, run every suite in a
-#                      QEMU guest with Soft-RoCE (KERNEL=debug: on a debug
-#                      kernel with KASAN, lockdep, kmemleak, UBSAN)
+#                      QEMU guest with Soft-RoCE, on Debian 12's 6.1 and
+#                      on 6.12 (KERNEL=6.1, KERNEL=6.12 or KDIR=...: that
+#                      kernel only; KERNEL=debug:
+#                      on a debug kernel with KASAN, lockdep, kmemleak,
+#                      UBSAN)
 #   make demo          install what is missing, build, boot the guest and
 #                      show an SDP echo, sdpstat, and SDP vs TCP numbers
 #   make bench         SDP vs TCP vs verbs latency and bandwidth table
@@ -16,22 +19,29 @@
 #   make lint          W=1 build, sparse and checkpatch, failing on any
 #                      warning
 #   make checkpatch    checkpatch.pl --strict over the sources
+#   make dkms-test     dkms add/build/install for each tested kernel, check
+#                      the vermagic, remove again (root)
 #   make install       install the module (+ depmod), the uapi headers,
 #                      sdpstat, the preload library, the man pages;
 #                      DESTDIR and PREFIX (default /usr/local) honoured
 #   make uninstall     remove what make install installed
 
+# KERNEL: debian (Debian's default kernel; make check: 6.1 and 6.12),
+# 6.1 or 6.12 (that Debian kernel), debug (scripts/debug-kernel).
 KERNEL ?= debian
 # The debug kernel is ~30x slower again: smaller transfers there.
 ifeq ($(KERNEL),debug)
 SUITE_ENV := SDP_TEST_BYTES=8M SDP_TEST_TIMEOUT=600
 endif
 
-ifeq ($(origin KDIR),undefined)
+KDIR_ORIGIN := $(origin KDIR)
+ifeq ($(KDIR_ORIGIN),undefined)
 ifeq ($(KERNEL),debug)
 KDIR := $(shell scripts/debug-kernel)/linux-source-6.1
-else
+else ifeq ($(KERNEL),debian)
 KDIR := $(shell scripts/find-kdir)
+else
+KDIR := $(shell scripts/find-kdir --kernel $(KERNEL))
 endif
 endif
 
@@ -48,9 +58,9 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	check check-kernels check-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm \
-	lint checkpatch deps clean install install-files uninstall
+	lint checkpatch dkms-test deps clean install install-files uninstall
 
 all: module tests examples tools bench-tools libsdp
 
@@ -114,13 +124,28 @@ deps:
 lint:
 	scripts/lint $(KDIR)
 
+dkms-test:
+	scripts/dkms-test
+
 checkpatch:
 	scripts/checkpatch $(KSRCS)
 
 # deps runs first and on its own: KDIR can only be found once the kernel
-# headers are installed, so the rest runs in a fresh make.
+# headers are installed, so the rest runs in a fresh make.  Without KDIR
+# and KERNEL, every kernel scripts/find-kdir --all names is checked in
+# turn (Debian 12's 6.1, then 6.12); all are run, and check fails if any
+# one failed.  Before that, scripts/dkms-test builds and installs the
+# module through Debian's dkms for each of them (and removes it again).
 check: deps
+ifeq ($(KERNEL)$(KDIR_ORIGIN),debianundefined)
+	scripts/dkms-test
+	$(MAKE) check-kernels
+else
 	$(MAKE) check-vm
+endif
+
+check-kernels:
+	scripts/check-kernels $(MAKE) $$(scripts/find-kdir --all)
 
 check-vm: lint all
 	tests/vm/run --kernel-dir $(KDIR) -- env $(SUITE_ENV) tests/run-suites $(SUITES)

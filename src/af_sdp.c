@@ -65,6 +65,7 @@
 #include <uapi/linux/sdp.h>
 
 #include "sdp.h"
+#include "sdp_compat.h"
 
 int sdp_family = AF_INET_SDP;
 module_param_named(family, sdp_family, int, 0444);
@@ -376,9 +377,10 @@ static struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk)
 	return child;
 }
 
-static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
-		      bool kern)
+static int sdp_accept(struct socket *sock, struct socket *newsock,
+		      SDP_ACCEPT_ARGS)
 {
+	int flags = SDP_ACCEPT_FLAGS;
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sock *sk = sock->sk;
 	struct sdp_sock *lssk = sdp_sk(sk);
@@ -707,7 +709,6 @@ static const struct proto_ops sdp_stream_ops = {
 	.sendmsg = sdp_sendmsg,
 	.recvmsg = sdp_recvmsg,
 	.mmap = sock_no_mmap,
-	.sendpage = sock_no_sendpage,
 };
 
 /*

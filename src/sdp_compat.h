@@ -9,7 +9,22 @@
 #ifndef _SDP_COMPAT_H
 #define _SDP_COMPAT_H
 
+#include <linux/net.h>
 #include <linux/uio.h>
+
+/*
+ * proto_ops->accept: the accept flags were an argument up to 6.9 and are
+ * in a struct proto_accept_arg from 6.10.  An accept op is declared with
+ * SDP_ACCEPT_ARGS after its two sockets and reads the flags as
+ * SDP_ACCEPT_FLAGS.
+ */
+#ifdef SDP_HAVE_PROTO_ACCEPT_ARG
+#define SDP_ACCEPT_ARGS		struct proto_accept_arg *accept_arg
+#define SDP_ACCEPT_FLAGS	(accept_arg->flags)
+#else
+#define SDP_ACCEPT_ARGS		int accept_flags, bool accept_kern
+#define SDP_ACCEPT_FLAGS	(accept_flags)
+#endif
 
 /**
  * sdp_iter_user_seg() - the user memory an iterator reads or writes next
