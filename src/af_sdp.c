@@ -16,8 +16,10 @@
  * the message buffers, the completion queue and busy polling; sdp_dev.c
  * tracks RDMA devices;
  * sdp_diag.c lists sockets in /proc/net/sdp and over sock_diag;
- * sdp_stats.c has the counters and tracepoints, sdp_sysctl.c the
- * /proc/sys/net/sdp tunables; sdp_zcopy.c sends large writes zero-copy
+ * sdp_stats.c has the counters (listed once each: sdp_mibs.h for the
+ * namespace's, sdp_sock_counters.h for a socket's) and tracepoints,
+ * sdp_net.h a namespace's state, sdp_sysctl.c the /proc/sys/net/sdp
+ * tunables; sdp_zcopy.c sends large writes zero-copy
  * (SrcAvail, RDMA Read); sdp_mem.c accounts and bounds the memory that
  * connections hold.  Wire formats are in sdp_proto.h, kernel interface
  * differences in sdp_compat.h.
@@ -599,22 +601,7 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 		return 0;
 	case SDP_INFO:
 		spin_lock_bh(&ssk->lock);
-		info = (struct sdp_info){
-			.sdpi_bcopy_tx_bytes = st->bcopy_tx_bytes,
-			.sdpi_bcopy_rx_bytes = st->bcopy_rx_bytes,
-			.sdpi_zcopy_tx_bytes = st->zcopy_tx_bytes,
-			.sdpi_zcopy_rx_bytes = st->zcopy_rx_bytes,
-			.sdpi_srcavail_tx = st->srcavail_tx,
-			.sdpi_srcavail_rx = st->srcavail_rx,
-			.sdpi_rdma_reads = st->rdma_reads,
-			.sdpi_sendsm_tx = st->sendsm_tx,
-			.sdpi_sendsm_rx = st->sendsm_rx,
-			.sdpi_cancel_tx = st->srcavail_cancel_tx,
-			.sdpi_cancel_rx = st->srcavail_cancel_rx,
-			.sdpi_zcopy_fallbacks = st->zcopy_fallbacks,
-			.sdpi_rinv_tx = st->rinv_tx,
-			.sdpi_rinv_rx = st->rinv_rx,
-		};
+		sdp_stats_to_info(st, &info);
 		spin_unlock_bh(&ssk->lock);
 		len = min_t(unsigned int, len, sizeof(info));
 		if (put_user(len, optlen) || copy_to_user(optval, &info, len))
@@ -757,18 +744,28 @@ static int __init sdp_init(void)
 	if (!sdp_wq)
 		return -ENOMEM;
 
-	err = proto_register(&sdp_proto, 1);
+	/*
+	 * The order: what a socket needs exists before the family is
+	 * registered, which makes sockets possible; exit is the reverse.
+	 * Counters and sysctls of every namespace (pernet), /proc/net/sdp
+	 * (pernet), the proto, sock_diag, the RDMA device client, and last
+	 * the address family.
+	 */
+	err = sdp_stats_init();
 	if (err)
 		goto err_wq;
-
+	err = sdp_proc_init();
+	if (err)
+		goto err_stats;
+	err = proto_register(&sdp_proto, 1);
+	if (err)
+		goto err_proc;
 	err = sdp_diag_init();
 	if (err)
 		goto err_proto;
-
 	err = sdp_dev_init();
 	if (err)
 		goto err_diag;
-
 	err = sock_register(&sdp_family_ops);
 	if (err) {
 		if (err == -EEXIST)
@@ -786,6 +783,10 @@ err_diag:
 	sdp_diag_exit();
 err_proto:
 	proto_unregister(&sdp_proto);
+err_proc:
+	sdp_proc_exit();
+err_stats:
+	sdp_stats_exit();
 err_wq:
 	destroy_workqueue(sdp_wq);
 	return err;
@@ -797,6 +798,8 @@ static void __exit sdp_exit(void)
 	sdp_dev_exit();
 	sdp_diag_exit();
 	proto_unregister(&sdp_proto);
+	sdp_proc_exit();
+	sdp_stats_exit();
 	destroy_workqueue(sdp_wq);
 }
 

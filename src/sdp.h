@@ -62,7 +62,7 @@ extern struct workqueue_struct *sdp_wq;
 /* Scatter entries per send or RDMA read work request we ask for. */
 #define SDP_ZC_SGE		32
 
-/* Timeouts are the net.sdp sysctls: sdp_sysctl_*() in sdp_stats.h. */
+/* Timeouts are the net.sdp sysctls: sdp_sysctl_*() in sdp_net.h. */
 
 /**
  * struct sdp_buf - a message buffer, DMA-mapped once for its lifetime
@@ -501,5 +501,7 @@ int sdp_sock_scan(bool (*match)(struct sdp_sock *ssk, void *arg),
 		  void (*fn)(struct sdp_sock *ssk, void *arg), void *arg);
 int sdp_diag_init(void);
 void sdp_diag_exit(void);
+int sdp_proc_init(void);
+void sdp_proc_exit(void);
 
 #endif /* _SDP_H */

@@ -74,15 +74,15 @@ static void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
 /*
  * Does an abort for @why tell the peer with AbortConn?  Not when the peer
  * aborted, nor when the QP or the CM connection failed (it could not
- * arrive), nor for a connection that was never made (SDP_ABORT_NONE).
+ * arrive), nor for a connection that was never made (SDP_ABORT_REASON_NONE).
  */
 static bool sdp_abort_tells_peer(enum sdp_abort_reason why)
 {
 	switch (why) {
-	case SDP_ABORT_NONE:
-	case SDP_ABORT_BY_PEER:
-	case SDP_ABORT_ON_CQ_ERROR:
-	case SDP_ABORT_ON_CM_DISCONNECT:
+	case SDP_ABORT_REASON_NONE:
+	case SDP_ABORT_REASON_PEER:
+	case SDP_ABORT_REASON_CQ_ERROR:
+	case SDP_ABORT_REASON_CM_DISCONNECT:
 		return false;
 	default:
 		return true;
@@ -92,7 +92,7 @@ static bool sdp_abort_tells_peer(enum sdp_abort_reason why)
 /**
  * __sdp_abort() - abort the connection
  * @ssk: the socket; ssk->lock held, any context
- * @why: the reason, counted once per connection (SDP_ABORT_NONE: a
+ * @why: the reason, counted once per connection (SDP_ABORT_REASON_NONE: a
  *	connection that was never made, not counted)
  * @err: the socket's error (negative), or 0 for none (a closed socket)
  *
@@ -224,7 +224,7 @@ void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	if (!test_bit(SDP_F_ABORT, &ssk->flags) &&
 	    !(test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
 	      test_bit(SDP_F_DISCONN_DONE, &ssk->flags)))
-		__sdp_abort(ssk, SDP_ABORT_ON_CM_DISCONNECT, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_CM_DISCONNECT, -ECONNRESET);
 	else if (sk->sk_state != TCP_CLOSE)
 		sdp_set_state(sk, TCP_CLOSE);
 	spin_unlock_bh(&ssk->lock);
@@ -296,7 +296,7 @@ static void sdp_listen_stop(struct sdp_sock *lssk)
 		lock_sock(&child->sk);
 		child->parent = NULL;
 		sock_set_flag(&child->sk, SOCK_DEAD);
-		sdp_abort(child, SDP_ABORT_ON_CLOSE, 0);
+		sdp_abort(child, SDP_ABORT_REASON_CLOSE, 0);
 		/* Even if it was aborted before: it is closed now. */
 		sdp_queue_work(child);
 		release_sock(&child->sk);
@@ -344,14 +344,14 @@ int sdp_release(struct socket *sock)
 		 */
 		if (READ_ONCE(ssk->rx_bytes) ||
 		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
-			sdp_abort(ssk, SDP_ABORT_ON_CLOSE, 0);
+			sdp_abort(ssk, SDP_ABORT_REASON_CLOSE, 0);
 		} else {
 			sdp_close_send_disconn(ssk);
 			if (sock_flag(sk, SOCK_LINGER))
 				sdp_close_linger(ssk);
 		}
 	} else if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
-		sdp_abort(ssk, SDP_ABORT_NONE, 0);	/* connecting */
+		sdp_abort(ssk, SDP_ABORT_REASON_NONE, 0);	/* connecting */
 	}
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 	sock_orphan(sk);
@@ -466,6 +466,6 @@ void sdp_timeout_work(struct work_struct *work)
 	struct sdp_sock *ssk = container_of(to_delayed_work(work),
 					    struct sdp_sock, timeout_work);
 
-	sdp_abort(ssk, SDP_ABORT_ON_TIMEOUT, -ETIMEDOUT);
+	sdp_abort(ssk, SDP_ABORT_REASON_TIMEOUT, -ETIMEDOUT);
 	sock_put(&ssk->sk);
 }

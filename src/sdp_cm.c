@@ -168,7 +168,7 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 /* The connection could not be made (@err < 0); tell connect(), poll(). */
 static void sdp_connect_failed(struct sdp_sock *ssk, int err)
 {
-	sdp_abort(ssk, SDP_ABORT_NONE, err);
+	sdp_abort(ssk, SDP_ABORT_REASON_NONE, err);
 }
 
 /* The error connect() reports for a failed address or route lookup. */
@@ -450,7 +450,7 @@ static void sdp_cm_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
  */
 static int sdp_cm_device_removal(struct sdp_sock *ssk, bool *put_id)
 {
-	sdp_abort(ssk, SDP_ABORT_ON_DEVICE_REMOVAL, -ENETDOWN);
+	sdp_abort(ssk, SDP_ABORT_REASON_DEVICE_REMOVAL, -ENETDOWN);
 	if (ssk->qp)
 		return 0;
 	ssk->id = NULL;

@@ -74,7 +74,7 @@ static bool sdp_sock_on_device(struct sdp_sock *ssk, void *sdev)
 
 static void sdp_sock_device_gone(struct sdp_sock *ssk, void *sdev)
 {
-	sdp_abort(ssk, SDP_ABORT_ON_DEVICE_REMOVAL, -ENETDOWN);
+	sdp_abort(ssk, SDP_ABORT_REASON_DEVICE_REMOVAL, -ENETDOWN);
 	sdp_queue_work(ssk);	/* releases the QP even if the socket is open */
 }
 

@@ -218,10 +218,14 @@ static int sdp_seq_show(struct seq_file *seq, void *v)
 		   from_kuid_munged(seq_user_ns(seq), sock_i_uid(sk)),
 		   sock_i_ino(sk));
 	seq_printf(seq, " %llu %llu %llu %llu %llu %llu %llu %llu\n",
-		   READ_ONCE(st->bcopy_tx_bytes), READ_ONCE(st->bcopy_rx_bytes),
-		   READ_ONCE(st->zcopy_tx_bytes), READ_ONCE(st->zcopy_rx_bytes),
-		   READ_ONCE(st->bcopy_tx_msgs), READ_ONCE(st->bcopy_rx_msgs),
-		   READ_ONCE(st->zcopy_tx_msgs), READ_ONCE(st->zcopy_rx_msgs));
+		   sdp_sk_counter(st, BCOPY_TX_BYTES),
+		   sdp_sk_counter(st, BCOPY_RX_BYTES),
+		   sdp_sk_counter(st, ZCOPY_TX_BYTES),
+		   sdp_sk_counter(st, ZCOPY_RX_BYTES),
+		   sdp_sk_counter(st, BCOPY_TX_MSGS),
+		   sdp_sk_counter(st, BCOPY_RX_MSGS),
+		   sdp_sk_counter(st, ZCOPY_TX_MSGS),
+		   sdp_sk_counter(st, ZCOPY_RX_MSGS));
 	return 0;
 }
 
@@ -250,59 +254,27 @@ static struct pernet_operations sdp_net_ops = {
 	.exit = sdp_net_exit,
 };
 
-static int sdp_proc_init(void)
+int sdp_proc_init(void)
 {
 	return register_pernet_subsys(&sdp_net_ops);
 }
 
-static void sdp_proc_exit(void)
+void sdp_proc_exit(void)
 {
 	unregister_pernet_subsys(&sdp_net_ops);
 }
 #else
-static int sdp_proc_init(void)
+int sdp_proc_init(void)
 {
 	return 0;
 }
 
-static void sdp_proc_exit(void)
+void sdp_proc_exit(void)
 {
 }
 #endif /* CONFIG_PROC_FS */
 
 /* The uapi abort reasons are the module's. */
-static_assert((int)SDP_ABORT_REASON_CLOSE == (int)SDP_ABORT_ON_CLOSE);
-static_assert((int)SDP_ABORT_REASON_DATA == (int)SDP_ABORT_ON_DATA);
-static_assert((int)SDP_ABORT_REASON_TIMEOUT == (int)SDP_ABORT_ON_TIMEOUT);
-static_assert((int)SDP_ABORT_REASON_PEER == (int)SDP_ABORT_BY_PEER);
-static_assert((int)SDP_ABORT_REASON_PROTO == (int)SDP_ABORT_ON_PROTO);
-static_assert((int)SDP_ABORT_REASON_CQ_ERROR == (int)SDP_ABORT_ON_CQ_ERROR);
-static_assert((int)SDP_ABORT_REASON_CM_DISCONNECT == (int)SDP_ABORT_ON_CM_DISCONNECT);
-static_assert((int)SDP_ABORT_REASON_DEVICE_REMOVAL == (int)SDP_ABORT_ON_DEVICE_REMOVAL);
-
-static void sdp_diag_get_stats(const struct sdp_sock *ssk,
-			       struct sdp_diag_stats *d)
-{
-	const struct sdp_sock_stats *st = &ssk->stats;
-
-	d->bcopy_tx_bytes = READ_ONCE(st->bcopy_tx_bytes);
-	d->bcopy_tx_msgs = READ_ONCE(st->bcopy_tx_msgs);
-	d->bcopy_rx_bytes = READ_ONCE(st->bcopy_rx_bytes);
-	d->bcopy_rx_msgs = READ_ONCE(st->bcopy_rx_msgs);
-	d->zcopy_tx_bytes = READ_ONCE(st->zcopy_tx_bytes);
-	d->zcopy_tx_msgs = READ_ONCE(st->zcopy_tx_msgs);
-	d->zcopy_rx_bytes = READ_ONCE(st->zcopy_rx_bytes);
-	d->zcopy_rx_msgs = READ_ONCE(st->zcopy_rx_msgs);
-	d->rdma_reads = READ_ONCE(st->rdma_reads);
-	d->sendsm_tx = READ_ONCE(st->sendsm_tx);
-	d->sendsm_rx = READ_ONCE(st->sendsm_rx);
-	d->srcavail_cancel_tx = READ_ONCE(st->srcavail_cancel_tx);
-	d->srcavail_cancel_rx = READ_ONCE(st->srcavail_cancel_rx);
-	d->credit_updates_tx = READ_ONCE(st->credit_updates_tx);
-	d->credit_updates_rx = READ_ONCE(st->credit_updates_rx);
-	d->credit_stalls = READ_ONCE(st->credit_stalls);
-}
-
 /* A lockless snapshot: the fields may be from slightly different times. */
 static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 			      struct sdp_diag_conn *c)
@@ -353,7 +325,7 @@ static int sdp_diag_fill(struct sk_buff *skb, struct sdp_sock *ssk,
 	if (SDP_DIAG_WANT(req, SDP_DIAG_STATS)) {
 		struct sdp_diag_stats st;
 
-		sdp_diag_get_stats(ssk, &st);
+		sdp_stats_to_diag(&ssk->stats, &st);
 		if (nla_put(skb, SDP_DIAG_STATS, sizeof(st), &st))
 			goto cancel;
 	}
@@ -434,32 +406,13 @@ static struct sock_diag_handler sdp_diag_handler __ro_after_init = {
 
 int sdp_diag_init(void)
 {
-	int err;
-
-	err = sdp_stats_init();
-	if (err)
-		return err;
-	err = sdp_proc_init();
-	if (err)
-		goto err_stats;
 	sdp_diag_handler.family = sdp_family;
-	err = sock_diag_register(&sdp_diag_handler);
-	if (err)
-		goto err_proc;
-	return 0;
-
-err_proc:
-	sdp_proc_exit();
-err_stats:
-	sdp_stats_exit();
-	return err;
+	return sock_diag_register(&sdp_diag_handler);
 }
 
 void sdp_diag_exit(void)
 {
 	sock_diag_unregister(&sdp_diag_handler);
-	sdp_proc_exit();
-	sdp_stats_exit();
 }
 
 /* A sock_diag request for family 27 loads the module. */

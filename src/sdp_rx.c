@@ -134,7 +134,7 @@ void sdp_rx_grow(struct sdp_sock *ssk)
 	ssk->rx_alloc += n;
 	if (sdp_tx_usable(ssk)) {
 		if (sdp_rx_post_from(ssk, from))
-			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 		else
 			sdp_tx_try_control(ssk);
 	}
@@ -218,7 +218,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		}
 		if (sock_flag(sk, SOCK_DEAD)) {
 			/* Nobody will read it: like TCP, reset. */
-			__sdp_abort(ssk, SDP_ABORT_ON_DATA, -ECONNRESET);
+			__sdp_abort(ssk, SDP_ABORT_REASON_DATA, -ECONNRESET);
 			return false;
 		}
 		b->mid = SDP_MID_DATA;
@@ -232,7 +232,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		return false;
 	case SDP_MID_ABORT:
 		/* As a TCP reset: EPIPE if we had seen the peer's FIN. */
-		__sdp_abort(ssk, SDP_ABORT_BY_PEER,
+		__sdp_abort(ssk, SDP_ABORT_REASON_PEER,
 			    sk->sk_state == TCP_CLOSE_WAIT ? -EPIPE : -ECONNRESET);
 		return false;
 	case SDP_MID_SRCAVAIL:
@@ -246,7 +246,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		goto abort;
 	}
 abort:
-	__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
+	__sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ECONNRESET);
 	return false;
 }
 
@@ -269,7 +269,7 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 			net_warn_ratelimited("receive completion error %s\n",
 					     ib_wc_status_msg(wc->status));
-			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 		}
 		goto out;
 	}
@@ -280,14 +280,14 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
 	    !sdp_zc_rx_inv(ssk, b, wc->byte_len, wc->ex.invalidate_rkey)) {
-		__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ECONNRESET);
 		goto out;
 	}
 	queued = sdp_rx_msg(ssk, b, wc->byte_len);
 	data = queued;
 	if (!queued && !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		if (sdp_post_recv(ssk, b))
-			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	}
 	/* New credits may let queued control messages go. */
 	sdp_tx_try_control(ssk);
@@ -309,7 +309,7 @@ void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
 		return;
 	if (sdp_post_recv(ssk, b))
-		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 }
 
 /* Is there data beyond the first @skip unread bytes, or news? */

@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <uapi/linux/sdp.h>
 
 #include "sdp.h"
 
@@ -30,67 +31,63 @@
 unsigned int sdp_net_id __read_mostly;
 
 const char *const sdp_mib_names[SDP_MIB_MAX] = {
-	[SDP_MIB_ACTIVE_OPENS]		= "ActiveOpens",
-	[SDP_MIB_ACTIVE_ESTAB]		= "ActiveEstab",
-	[SDP_MIB_ACTIVE_REFUSED]	= "ActiveRefused",
-	[SDP_MIB_ACTIVE_FAILS]		= "ActiveFails",
-	[SDP_MIB_PASSIVE_OPENS]		= "PassiveOpens",
-	[SDP_MIB_PASSIVE_ESTAB]		= "PassiveEstab",
-	[SDP_MIB_PASSIVE_FAILS]		= "PassiveFails",
-	[SDP_MIB_PASSIVE_REFUSED]	= "PassiveRefused",
-	[SDP_MIB_LISTEN_OVERFLOWS]	= "ListenOverflows",
-	[SDP_MIB_CURR_ESTAB]		= "CurrEstab",
-	[SDP_MIB_MEM_PAGES]		= "MemPages",
-	[SDP_MIB_MEM_REFUSED]		= "MemRefused",
-	[SDP_MIB_MEM_PRESSURE_CONNS]	= "MemPressureConns",
-	[SDP_MIB_HALF_OPEN]		= "HalfOpen",
-	[SDP_MIB_HALF_OPEN_REFUSED]	= "HalfOpenRefused",
-	[SDP_MIB_ABORT_ON_CLOSE]	= "AbortOnClose",
-	[SDP_MIB_ABORT_ON_DATA]		= "AbortOnData",
-	[SDP_MIB_ABORT_ON_TIMEOUT]	= "AbortOnTimeout",
-	[SDP_MIB_ABORT_BY_PEER]		= "AbortByPeer",
-	[SDP_MIB_ABORT_ON_PROTO]	= "AbortOnProtoError",
-	[SDP_MIB_ABORT_ON_CQ_ERROR]	= "AbortOnCqError",
-	[SDP_MIB_ABORT_ON_CM_DISCONNECT] = "AbortOnCmDisconnect",
-	[SDP_MIB_ABORT_ON_DEVICE_REMOVAL] = "AbortOnDeviceRemoval",
-	[SDP_MIB_BCOPY_TX_BYTES]	= "BcopyTxBytes",
-	[SDP_MIB_BCOPY_TX_MSGS]		= "BcopyTxMsgs",
-	[SDP_MIB_BCOPY_RX_BYTES]	= "BcopyRxBytes",
-	[SDP_MIB_BCOPY_RX_MSGS]		= "BcopyRxMsgs",
-	[SDP_MIB_ZCOPY_TX_BYTES]	= "ZcopyTxBytes",
-	[SDP_MIB_ZCOPY_TX_MSGS]		= "ZcopyTxMsgs",
-	[SDP_MIB_ZCOPY_RX_BYTES]	= "ZcopyRxBytes",
-	[SDP_MIB_ZCOPY_RX_MSGS]		= "ZcopyRxMsgs",
-	[SDP_MIB_ZCOPY_RDMA_READS]	= "ZcopyRdmaReads",
-	[SDP_MIB_ZCOPY_RDMA_READ_BYTES]	= "ZcopyRdmaReadBytes",
-	[SDP_MIB_SENDSM_TX]		= "SendSmTx",
-	[SDP_MIB_SENDSM_RX]		= "SendSmRx",
-	[SDP_MIB_SRCAVAIL_CANCEL_TX]	= "SrcAvailCancelTx",
-	[SDP_MIB_SRCAVAIL_CANCEL_RX]	= "SrcAvailCancelRx",
-	[SDP_MIB_ZCOPY_FALLBACKS]	= "ZcopyFallbacks",
-	[SDP_MIB_ZCOPY_RINV_TX]		= "ZcopyRemoteInvTx",
-	[SDP_MIB_ZCOPY_RINV_RX]		= "ZcopyRemoteInvRx",
-	[SDP_MIB_CREDIT_UPDATES_TX]	= "CreditUpdatesTx",
-	[SDP_MIB_CREDIT_UPDATES_RX]	= "CreditUpdatesRx",
-	[SDP_MIB_CREDIT_STALLS]		= "CreditStalls",
-	[SDP_MIB_DISCONN_TX]		= "DisConnTx",
-	[SDP_MIB_DISCONN_RX]		= "DisConnRx",
-	[SDP_MIB_ABORTCONN_TX]		= "AbortConnTx",
-	[SDP_MIB_ABORTCONN_RX]		= "AbortConnRx",
-	[SDP_MIB_BUSY_POLL_HITS]	= "BusyPollHits",
-	[SDP_MIB_BUSY_POLL_YIELDS]	= "BusyPollYields",
+#define SDP_MIB(name, str) str,
+#define SDP_MIB_ABORT(reason, str) str,
+#include "sdp_mibs.h"
+#undef SDP_MIB
+#undef SDP_MIB_ABORT
 };
 
+/*
+ * The counter of each abort reason (SDP_ABORT_REASON_*, uapi sdp_diag.h);
+ * 0 marks a reason without one, which no abort counter can be.
+ */
+static_assert(SDP_MIB_ABORT_CLOSE > 0);
 static const u8 sdp_abort_mib[] = {
-	[SDP_ABORT_ON_CLOSE]		= SDP_MIB_ABORT_ON_CLOSE,
-	[SDP_ABORT_ON_DATA]		= SDP_MIB_ABORT_ON_DATA,
-	[SDP_ABORT_ON_TIMEOUT]		= SDP_MIB_ABORT_ON_TIMEOUT,
-	[SDP_ABORT_BY_PEER]		= SDP_MIB_ABORT_BY_PEER,
-	[SDP_ABORT_ON_PROTO]		= SDP_MIB_ABORT_ON_PROTO,
-	[SDP_ABORT_ON_CQ_ERROR]		= SDP_MIB_ABORT_ON_CQ_ERROR,
-	[SDP_ABORT_ON_CM_DISCONNECT]	= SDP_MIB_ABORT_ON_CM_DISCONNECT,
-	[SDP_ABORT_ON_DEVICE_REMOVAL]	= SDP_MIB_ABORT_ON_DEVICE_REMOVAL,
+#define SDP_MIB(name, str)
+#define SDP_MIB_ABORT(reason, str) \
+	[SDP_ABORT_REASON_##reason] = SDP_MIB_ABORT_##reason,
+#include "sdp_mibs.h"
+#undef SDP_MIB
+#undef SDP_MIB_ABORT
 };
+
+/* Where each per-socket counter goes in the two uapi structs. */
+static const struct sdp_sock_counter_out {
+	u16 info;
+	u16 diag;
+} sdp_sock_counter_out[SDP_SOCK_NR_COUNTERS] = {
+#define SDP_SOCK_COUNTER(name, info, diag) \
+	{ offsetof(struct sdp_info, info), offsetof(struct sdp_diag_stats, diag) },
+#include "sdp_sock_counters.h"
+#undef SDP_SOCK_COUNTER
+};
+
+/* Every field of both uapi structs is a listed counter. */
+static_assert(sizeof(struct sdp_info) == SDP_SOCK_NR_COUNTERS * sizeof(__u64));
+static_assert(sizeof(struct sdp_diag_stats) ==
+	      SDP_SOCK_NR_COUNTERS * sizeof(__u64));
+
+/* getsockopt(SDP_INFO); sdp_sock::lock held for a consistent copy. */
+void sdp_stats_to_info(const struct sdp_sock_stats *st, struct sdp_info *info)
+{
+	int i;
+
+	for (i = 0; i < SDP_SOCK_NR_COUNTERS; i++)
+		*(__u64 *)((char *)info + sdp_sock_counter_out[i].info) =
+			READ_ONCE(st->cnt[i]);
+}
+
+/* The SDP_DIAG_STATS attribute; no lock, a snapshot. */
+void sdp_stats_to_diag(const struct sdp_sock_stats *st,
+		       struct sdp_diag_stats *d)
+{
+	int i;
+
+	for (i = 0; i < SDP_SOCK_NR_COUNTERS; i++)
+		*(__u64 *)((char *)d + sdp_sock_counter_out[i].diag) =
+			READ_ONCE(st->cnt[i]);
+}
 
 /* Sum the per-CPU counters of @net into @vals (SDP_MIB_MAX entries). */
 void sdp_stats_fold(const struct net *net, u64 *vals)
@@ -168,13 +165,13 @@ void sdp_stat_abort(struct sdp_sock *ssk, enum sdp_abort_reason why)
 {
 	int state = READ_ONCE(ssk->sk.sk_state);
 
-	if (why == SDP_ABORT_NONE || why >= ARRAY_SIZE(sdp_abort_mib) ||
+	if (why >= ARRAY_SIZE(sdp_abort_mib) || !sdp_abort_mib[why] ||
 	    test_bit(SDP_F_ABORT, &ssk->flags) ||
 	    state == TCP_CLOSE || state == TCP_LISTEN)
 		return;
 	/* Racing reasons (a close and the peer's AbortConn): one wins. */
-	if (cmpxchg(&ssk->stats.abort_reason, SDP_ABORT_NONE, why) !=
-	    SDP_ABORT_NONE)
+	if (cmpxchg(&ssk->stats.abort_reason, SDP_ABORT_REASON_NONE, why) !=
+	    SDP_ABORT_REASON_NONE)
 		return;
 	SDP_INC_STATS(sock_net(&ssk->sk), sdp_abort_mib[why]);
 }
@@ -190,8 +187,8 @@ void sdp_stat_tx_data(struct sdp_sock *ssk, u32 payload)
 {
 	struct net *net = sock_net(&ssk->sk);
 
-	SDP_SK_ADD(ssk, bcopy_tx_bytes, payload);
-	SDP_SK_INC(ssk, bcopy_tx_msgs);
+	SDP_SK_ADD(ssk, BCOPY_TX_BYTES, payload);
+	SDP_SK_INC(ssk, BCOPY_TX_MSGS);
 	SDP_ADD_STATS(net, SDP_MIB_BCOPY_TX_BYTES, payload);
 	SDP_INC_STATS(net, SDP_MIB_BCOPY_TX_MSGS);
 }
@@ -203,7 +200,7 @@ void sdp_stat_tx_ctrl(struct sdp_sock *ssk, u8 mid)
 
 	switch (mid) {
 	case SDP_MID_DATA:
-		SDP_SK_INC(ssk, credit_updates_tx);
+		SDP_SK_INC(ssk, CREDIT_UPDATES_TX);
 		SDP_INC_STATS(net, SDP_MIB_CREDIT_UPDATES_TX);
 		break;
 	case SDP_MID_DISCONN:
@@ -213,11 +210,11 @@ void sdp_stat_tx_ctrl(struct sdp_sock *ssk, u8 mid)
 		SDP_INC_STATS(net, SDP_MIB_ABORTCONN_TX);
 		break;
 	case SDP_MID_SENDSM:
-		SDP_SK_INC(ssk, sendsm_tx);
+		SDP_SK_INC(ssk, SENDSM_TX);
 		SDP_INC_STATS(net, SDP_MIB_SENDSM_TX);
 		break;
 	case SDP_MID_SRCAVAIL_CANCEL:
-		SDP_SK_INC(ssk, srcavail_cancel_tx);
+		SDP_SK_INC(ssk, SRCAVAIL_CANCEL_TX);
 		SDP_INC_STATS(net, SDP_MIB_SRCAVAIL_CANCEL_TX);
 		break;
 	}
@@ -231,12 +228,12 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
 	switch (mid) {
 	case SDP_MID_DATA:
 		if (!payload) {
-			SDP_SK_INC(ssk, credit_updates_rx);
+			SDP_SK_INC(ssk, CREDIT_UPDATES_RX);
 			SDP_INC_STATS(net, SDP_MIB_CREDIT_UPDATES_RX);
 			break;
 		}
-		SDP_SK_ADD(ssk, bcopy_rx_bytes, payload);
-		SDP_SK_INC(ssk, bcopy_rx_msgs);
+		SDP_SK_ADD(ssk, BCOPY_RX_BYTES, payload);
+		SDP_SK_INC(ssk, BCOPY_RX_MSGS);
 		SDP_ADD_STATS(net, SDP_MIB_BCOPY_RX_BYTES, payload);
 		SDP_INC_STATS(net, SDP_MIB_BCOPY_RX_MSGS);
 		break;
@@ -247,11 +244,11 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
 		SDP_INC_STATS(net, SDP_MIB_ABORTCONN_RX);
 		break;
 	case SDP_MID_SENDSM:
-		SDP_SK_INC(ssk, sendsm_rx);
+		SDP_SK_INC(ssk, SENDSM_RX);
 		SDP_INC_STATS(net, SDP_MIB_SENDSM_RX);
 		break;
 	case SDP_MID_SRCAVAIL_CANCEL:
-		SDP_SK_INC(ssk, srcavail_cancel_rx);
+		SDP_SK_INC(ssk, SRCAVAIL_CANCEL_RX);
 		SDP_INC_STATS(net, SDP_MIB_SRCAVAIL_CANCEL_RX);
 		break;
 	}
@@ -270,7 +267,7 @@ void sdp_stat_tx_credits(struct sdp_sock *ssk)
 		       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
 
 	if (waiting && !ssk->stats.stalled) {
-		SDP_SK_INC(ssk, credit_stalls);
+		SDP_SK_INC(ssk, CREDIT_STALLS);
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_STALLS);
 	}
 	ssk->stats.stalled = waiting;
@@ -280,8 +277,8 @@ void sdp_stat_zcopy_tx(struct sdp_sock *ssk, u32 bytes)
 {
 	struct net *net = sock_net(&ssk->sk);
 
-	SDP_SK_ADD(ssk, zcopy_tx_bytes, bytes);
-	SDP_SK_INC(ssk, zcopy_tx_msgs);
+	SDP_SK_ADD(ssk, ZCOPY_TX_BYTES, bytes);
+	SDP_SK_INC(ssk, ZCOPY_TX_MSGS);
 	SDP_ADD_STATS(net, SDP_MIB_ZCOPY_TX_BYTES, bytes);
 	SDP_INC_STATS(net, SDP_MIB_ZCOPY_TX_MSGS);
 	trace_sdp_zcopy_send(ssk, bytes);
@@ -291,8 +288,8 @@ void sdp_stat_zcopy_rx(struct sdp_sock *ssk, u32 bytes)
 {
 	struct net *net = sock_net(&ssk->sk);
 
-	SDP_SK_ADD(ssk, zcopy_rx_bytes, bytes);
-	SDP_SK_INC(ssk, zcopy_rx_msgs);
+	SDP_SK_ADD(ssk, ZCOPY_RX_BYTES, bytes);
+	SDP_SK_INC(ssk, ZCOPY_RX_MSGS);
 	SDP_ADD_STATS(net, SDP_MIB_ZCOPY_RX_BYTES, bytes);
 	SDP_INC_STATS(net, SDP_MIB_ZCOPY_RX_MSGS);
 	trace_sdp_zcopy_recv(ssk, bytes);
@@ -302,7 +299,7 @@ void sdp_stat_rdma_read(struct sdp_sock *ssk, u32 bytes)
 {
 	struct net *net = sock_net(&ssk->sk);
 
-	SDP_SK_INC(ssk, rdma_reads);
+	SDP_SK_INC(ssk, RDMA_READS);
 	SDP_INC_STATS(net, SDP_MIB_ZCOPY_RDMA_READS);
 	SDP_ADD_STATS(net, SDP_MIB_ZCOPY_RDMA_READ_BYTES, bytes);
 	trace_sdp_rdma_read(ssk, bytes);

@@ -230,7 +230,7 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
 		sdp_fill_bsdh(ssk, b->data, b->mid, SDP_HDR + b->len, true);
 		if (sdp_post_send(ssk, b, SDP_HDR + b->len, NULL)) {
-			__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 			return;
 		}
 		ssk->tx_post++;
@@ -326,7 +326,7 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
-		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	}
 	if (sdp_tx_idle(ssk))
 		sdp_close_check_done(ssk);
@@ -348,7 +348,7 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
-		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	}
 	/* A free control buffer may let a waiting DisConn go. */
 	sdp_tx_try_control(ssk);

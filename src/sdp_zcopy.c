@@ -161,7 +161,7 @@ err_unaccount:
 static void sdp_zc_count_fallback(struct sdp_sock *ssk)
 {
 	spin_lock_bh(&ssk->lock);
-	SDP_SK_INC(ssk, zcopy_fallbacks);
+	SDP_SK_INC(ssk, ZCOPY_FALLBACKS);
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_FALLBACKS);
 	spin_unlock_bh(&ssk->lock);
 }
@@ -191,7 +191,7 @@ static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("memory registration failed: %s\n",
 				     ib_wc_status_msg(wc->status));
-		__sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	}
 	spin_unlock(&ssk->lock);
 }
@@ -294,7 +294,7 @@ static void sdp_zc_wait_bit(struct sock *sk, int bit)
 		if (time_after(jiffies, end)) {
 			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
 					     SDP_ZC_ANSWER_TIMEOUT / HZ);
-			sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ETIMEDOUT);
+			sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ETIMEDOUT);
 			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
 		}
 	}
@@ -409,7 +409,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 			if (time_after(jiffies, end)) {
 				sdp_warn_peer(ssk, "no answer to SrcAvailCancel in %us; aborting\n",
 					      SDP_ZC_ANSWER_TIMEOUT / HZ);
-				sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ETIMEDOUT);
+				sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ETIMEDOUT);
 				break;
 			}
 			release_sock(sk);
@@ -549,7 +549,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	clear_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
 	clear_bit(SDP_F_ZC_RINV, &ssk->flags);
 	ssk->zc_busy++;
-	SDP_SK_INC(ssk, srcavail_tx);
+	SDP_SK_INC(ssk, SRCAVAIL_TX);
 	sdp_tx_try_control(ssk);
 	return 0;
 }
@@ -793,14 +793,14 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret) {
-		sdp_abort(ssk, SDP_ABORT_ON_CQ_ERROR, -ECONNRESET);
+		sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 		return ret;
 	}
 
 	spin_lock_bh(&ssk->lock);
 	clear_bit(SDP_F_ZC_READING, &ssk->flags);
 	if (test_bit(SDP_F_ZC_RD_ERR, &ssk->flags)) {
-		__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ECONNRESET);
 		ret = -ECONNRESET;
 	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
 		/* sdp_zc_rd_report() has told the peer already. */
@@ -855,9 +855,9 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 				      "after DisConn");
 			break;
 		}
-		SDP_SK_INC(ssk, srcavail_rx);
+		SDP_SK_INC(ssk, SRCAVAIL_RX);
 		if (sock_flag(sk, SOCK_DEAD)) {
-			__sdp_abort(ssk, SDP_ABORT_ON_DATA, -ECONNRESET);
+			__sdp_abort(ssk, SDP_ABORT_REASON_DATA, -ECONNRESET);
 			return false;
 		}
 		b->mid = SDP_MID_SRCAVAIL;
@@ -912,7 +912,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			sdp_zc_rx_decline(ssk);
 		return false;
 	}
-	__sdp_abort(ssk, SDP_ABORT_ON_PROTO, -ECONNRESET);
+	__sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ECONNRESET);
 	return false;
 }
 
@@ -945,7 +945,7 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 		return false;
 	}
 	set_bit(SDP_F_ZC_RINV, &ssk->flags);
-	SDP_SK_INC(ssk, rinv_rx);
+	SDP_SK_INC(ssk, RINV_RX);
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_RX);
 	return true;
 }
@@ -969,7 +969,7 @@ void sdp_zc_tx_control(struct sdp_sock *ssk)
 		ssk->zc_rx_compl = 0;
 		if (inv) {
 			clear_bit(SDP_F_ZC_RX_INV, &ssk->flags);
-			SDP_SK_INC(ssk, rinv_tx);
+			SDP_SK_INC(ssk, RINV_TX);
 			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_TX);
 		}
 	}

@@ -558,6 +558,70 @@ static void check_diag_names(int fd, const struct diag_sock *d, bool conn)
 
 #define MAX_DIAG	512
 
+/*
+ * The two views of a socket's counters, getsockopt(SDP_INFO) and the
+ * SDP_DIAG_STATS attribute, name the same counters (each uapi struct
+ * holds all of them).  @d was dumped before @fd's SDP_INFO was read, so a
+ * counter can only have grown; the data counters must be equal, since
+ * nothing moves once the transfer is done.
+ */
+#define SAME_COUNTER(info, diag, exact) \
+	{ #diag, offsetof(struct sdp_info, info), \
+	  offsetof(struct sdp_diag_stats, diag), exact }
+static const struct {
+	const char *name;
+	size_t info, diag;
+	bool exact;
+} same_counters[] = {
+	SAME_COUNTER(sdpi_bcopy_tx_bytes, bcopy_tx_bytes, true),
+	SAME_COUNTER(sdpi_bcopy_tx_msgs, bcopy_tx_msgs, true),
+	SAME_COUNTER(sdpi_bcopy_rx_bytes, bcopy_rx_bytes, true),
+	SAME_COUNTER(sdpi_bcopy_rx_msgs, bcopy_rx_msgs, true),
+	SAME_COUNTER(sdpi_zcopy_tx_bytes, zcopy_tx_bytes, true),
+	SAME_COUNTER(sdpi_zcopy_tx_msgs, zcopy_tx_msgs, true),
+	SAME_COUNTER(sdpi_zcopy_rx_bytes, zcopy_rx_bytes, true),
+	SAME_COUNTER(sdpi_zcopy_rx_msgs, zcopy_rx_msgs, true),
+	SAME_COUNTER(sdpi_rdma_reads, rdma_reads, true),
+	SAME_COUNTER(sdpi_sendsm_tx, sendsm_tx, true),
+	SAME_COUNTER(sdpi_sendsm_rx, sendsm_rx, true),
+	SAME_COUNTER(sdpi_cancel_tx, srcavail_cancel_tx, true),
+	SAME_COUNTER(sdpi_cancel_rx, srcavail_cancel_rx, true),
+	SAME_COUNTER(sdpi_srcavail_tx, srcavail_tx, true),
+	SAME_COUNTER(sdpi_srcavail_rx, srcavail_rx, true),
+	SAME_COUNTER(sdpi_zcopy_fallbacks, zcopy_fallbacks, true),
+	SAME_COUNTER(sdpi_rinv_tx, rinv_tx, true),
+	SAME_COUNTER(sdpi_rinv_rx, rinv_rx, true),
+	SAME_COUNTER(sdpi_credit_updates_tx, credit_updates_tx, false),
+	SAME_COUNTER(sdpi_credit_updates_rx, credit_updates_rx, false),
+	SAME_COUNTER(sdpi_credit_stalls, credit_stalls, false),
+};
+
+#define N_SAME_COUNTERS (sizeof(same_counters) / sizeof(same_counters[0]))
+
+static void check_info_matches_diag(int fd, const struct diag_sock *d)
+{
+	struct sdp_info info;
+	socklen_t len = sizeof(info);
+	size_t i;
+
+	CHECK(sizeof(info) == sizeof(d->st) &&
+	      sizeof(info) == N_SAME_COUNTERS * sizeof(__u64),
+	      "struct sdp_info %zu bytes, struct sdp_diag_stats %zu",
+	      sizeof(info), sizeof(d->st));
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len));
+	CHECK(len == sizeof(info), "SDP_INFO gave %u bytes", len);
+	for (i = 0; i < N_SAME_COUNTERS; i++) {
+		__u64 a = *(const __u64 *)((const char *)&info +
+					   same_counters[i].info);
+		__u64 b = *(const __u64 *)((const char *)&d->st +
+					   same_counters[i].diag);
+
+		CHECK(same_counters[i].exact ? a == b : a >= b,
+		      "%s: SDP_INFO %llu, sock_diag %llu", same_counters[i].name,
+		      (unsigned long long)a, (unsigned long long)b);
+	}
+}
+
 static void test_sock_diag_known_sockets(void)
 {
 	const size_t n = 200000;
@@ -606,6 +670,10 @@ static void test_sock_diag_known_sockets(void)
 	      (unsigned long long)dc->st.bcopy_rx_msgs, n, msgs_for(n));
 	CHECK(!dc->st.zcopy_tx_bytes && !dc->st.zcopy_rx_bytes &&
 	      !dc->st.rdma_reads, "zero-copy counters moved");
+	check_info_matches_diag(c, dc);
+	check_info_matches_diag(s, ds);
+	CHECK(ds->st.credit_updates_rx > 0,
+	      "the sender saw no credit update in %zu bytes", n);
 	CHECK(dc->conn.tx_max == 32768 && dc->conn.rx_bufs == 16 &&
 	      dc->conn.tx_bufs == 16 && !dc->conn.abort_reason,
 	      "conn tx_max %u bufs %u/%u abort %u", dc->conn.tx_max,

@@ -238,13 +238,16 @@ static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
 		       " zcopy_tx_bytes:%llu zcopy_tx_msgs:%llu zcopy_rx_bytes:%llu zcopy_rx_msgs:%llu"
 		       " rdma_reads:%llu sendsm_tx:%llu sendsm_rx:%llu srcavail_cancel_tx:%llu"
 		       " srcavail_cancel_rx:%llu credit_updates_tx:%llu credit_updates_rx:%llu"
-		       " credit_stalls:%llu\n",
+		       " credit_stalls:%llu srcavail_tx:%llu srcavail_rx:%llu"
+		       " zcopy_fallbacks:%llu rinv_tx:%llu rinv_rx:%llu\n",
 		       st->bcopy_tx_bytes, st->bcopy_tx_msgs, st->bcopy_rx_bytes,
 		       st->bcopy_rx_msgs, st->zcopy_tx_bytes, st->zcopy_tx_msgs,
 		       st->zcopy_rx_bytes, st->zcopy_rx_msgs, st->rdma_reads,
 		       st->sendsm_tx, st->sendsm_rx, st->srcavail_cancel_tx,
 		       st->srcavail_cancel_rx, st->credit_updates_tx,
-		       st->credit_updates_rx, st->credit_stalls);
+		       st->credit_updates_rx, st->credit_stalls, st->srcavail_tx,
+		       st->srcavail_rx, st->zcopy_fallbacks, st->rinv_tx,
+		       st->rinv_rx);
 	if (c)
 		printf("\t credits:%d peer_credits:%u tx_max:%u rx_bufs:%u tx_bufs:%u rx_posted:%u"
 		       " tx_mseq_next:%u rx_mseq_last:%u abort_reason:%s\n",

@@ -67,6 +67,17 @@
  *	(the peer then needs no invalidation of its own)
  * @sdpi_rinv_rx: our advertisements whose key the peer's last
  *	RdmaRdCompl invalidated
+ * @sdpi_bcopy_tx_msgs: Data messages with payload sent
+ * @sdpi_bcopy_rx_msgs: Data messages with payload received
+ * @sdpi_zcopy_tx_msgs: zero-copy sends completed (SrcAvail ... RdmaRdCompl)
+ * @sdpi_zcopy_rx_msgs: zero-copy receives completed (SrcAvails consumed)
+ * @sdpi_credit_updates_tx: credit updates (Data messages without payload)
+ *	sent
+ * @sdpi_credit_updates_rx: credit updates received
+ * @sdpi_credit_stalls: times data was ready to go and had to wait for the
+ *	peer's credits
+ *
+ * The same counters as sock_diag's struct sdp_diag_stats.
  */
 struct sdp_info {
 	__u64 sdpi_bcopy_tx_bytes;
@@ -83,6 +94,13 @@ struct sdp_info {
 	__u64 sdpi_zcopy_fallbacks;
 	__u64 sdpi_rinv_tx;
 	__u64 sdpi_rinv_rx;
+	__u64 sdpi_bcopy_tx_msgs;
+	__u64 sdpi_bcopy_rx_msgs;
+	__u64 sdpi_zcopy_tx_msgs;
+	__u64 sdpi_zcopy_rx_msgs;
+	__u64 sdpi_credit_updates_tx;
+	__u64 sdpi_credit_updates_rx;
+	__u64 sdpi_credit_stalls;
 };
 
 #endif /* _UAPI_LINUX_SDP_H */

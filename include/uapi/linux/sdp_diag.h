@@ -100,6 +100,15 @@ enum {
  * @credit_updates_tx: credit updates sent
  * @credit_updates_rx: credit updates received
  * @credit_stalls: times data was ready to go and had to wait for credits
+ * @srcavail_tx: SrcAvail messages sent
+ * @srcavail_rx: SrcAvail messages received
+ * @zcopy_fallbacks: zero-copy sends that went buffered instead because
+ *	the pages could not be pinned
+ * @rinv_tx: RdmaRdCompls sent with Invalidate of the peer's key
+ * @rinv_rx: our advertisements whose key the peer invalidated
+ *
+ * Fields are only ever appended; a shorter attribute (older module) holds
+ * the first fields.
  */
 struct sdp_diag_stats {
 	__u64	bcopy_tx_bytes;
@@ -118,6 +127,11 @@ struct sdp_diag_stats {
 	__u64	credit_updates_tx;
 	__u64	credit_updates_rx;
 	__u64	credit_stalls;
+	__u64	srcavail_tx;
+	__u64	srcavail_rx;
+	__u64	zcopy_fallbacks;
+	__u64	rinv_tx;
+	__u64	rinv_rx;
 };
 
 /**
@@ -147,7 +161,7 @@ struct sdp_diag_conn {
 };
 
 /* struct sdp_diag_conn::abort_reason */
-enum {
+enum sdp_abort_reason {
 	SDP_ABORT_REASON_NONE,
 	SDP_ABORT_REASON_CLOSE,		/* close() with unread data, ... */
 	SDP_ABORT_REASON_DATA,		/* data arrived after close() */

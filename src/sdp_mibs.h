@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sockets Direct Protocol -- the per-namespace counters, listed once, in
+ * the order /proc/net/sdp_stats shows them.  No include guard: a user
+ * defines SDP_MIB(name, str) and SDP_MIB_ABORT(reason, str), includes this
+ * file, and undefines them (sdp_stats.h makes enum sdp_mib_field,
+ * sdp_stats.c the names).  name gives SDP_MIB_<name>; str is the name in
+ * /proc/net/sdp_stats.  The abort counters are one per abort reason of
+ * uapi sdp_diag.h (enum sdp_abort_reason): reason gives
+ * SDP_MIB_ABORT_<reason>, counted for SDP_ABORT_REASON_<reason>.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ */
+
+/* connections */
+SDP_MIB(ACTIVE_OPENS, "ActiveOpens")		/* connect() started */
+SDP_MIB(ACTIVE_ESTAB, "ActiveEstab")		/* ... and was established */
+SDP_MIB(ACTIVE_REFUSED, "ActiveRefused")	/* ... failed: ECONNREFUSED */
+SDP_MIB(ACTIVE_FAILS, "ActiveFails")		/* ... and failed otherwise */
+SDP_MIB(PASSIVE_OPENS, "PassiveOpens")		/* request taken by a listener */
+SDP_MIB(PASSIVE_ESTAB, "PassiveEstab")		/* ... established (accepted) */
+SDP_MIB(PASSIVE_FAILS, "PassiveFails")		/* ... failed before that */
+SDP_MIB(PASSIVE_REFUSED, "PassiveRefused")	/* refused by a listener */
+SDP_MIB(LISTEN_OVERFLOWS, "ListenOverflows")	/* ... of which: backlog full */
+SDP_MIB(CURR_ESTAB, "CurrEstab")		/* gauge: ESTABLISHED+CLOSE_WAIT */
+/* memory and half-open connections (sdp_mem.c) */
+SDP_MIB(MEM_PAGES, "MemPages")			/* gauge: pages of buffers */
+SDP_MIB(MEM_REFUSED, "MemRefused")		/* buffers refused: mem max */
+SDP_MIB(MEM_PRESSURE_CONNS, "MemPressureConns")	/* made small: pressure */
+SDP_MIB(HALF_OPEN, "HalfOpen")			/* gauge: not established yet */
+SDP_MIB(HALF_OPEN_REFUSED, "HalfOpenRefused")	/* refused: max_half_open */
+/* aborts, by reason */
+SDP_MIB_ABORT(CLOSE, "AbortOnClose")
+SDP_MIB_ABORT(DATA, "AbortOnData")
+SDP_MIB_ABORT(TIMEOUT, "AbortOnTimeout")
+SDP_MIB_ABORT(PEER, "AbortByPeer")
+SDP_MIB_ABORT(PROTO, "AbortOnProtoError")
+SDP_MIB_ABORT(CQ_ERROR, "AbortOnCqError")
+SDP_MIB_ABORT(CM_DISCONNECT, "AbortOnCmDisconnect")
+SDP_MIB_ABORT(DEVICE_REMOVAL, "AbortOnDeviceRemoval")
+/* buffered-copy path */
+SDP_MIB(BCOPY_TX_BYTES, "BcopyTxBytes")
+SDP_MIB(BCOPY_TX_MSGS, "BcopyTxMsgs")
+SDP_MIB(BCOPY_RX_BYTES, "BcopyRxBytes")
+SDP_MIB(BCOPY_RX_MSGS, "BcopyRxMsgs")
+/* zero-copy path */
+SDP_MIB(ZCOPY_TX_BYTES, "ZcopyTxBytes")
+SDP_MIB(ZCOPY_TX_MSGS, "ZcopyTxMsgs")
+SDP_MIB(ZCOPY_RX_BYTES, "ZcopyRxBytes")
+SDP_MIB(ZCOPY_RX_MSGS, "ZcopyRxMsgs")
+SDP_MIB(ZCOPY_RDMA_READS, "ZcopyRdmaReads")
+SDP_MIB(ZCOPY_RDMA_READ_BYTES, "ZcopyRdmaReadBytes")
+SDP_MIB(SENDSM_TX, "SendSmTx")
+SDP_MIB(SENDSM_RX, "SendSmRx")
+SDP_MIB(SRCAVAIL_CANCEL_TX, "SrcAvailCancelTx")
+SDP_MIB(SRCAVAIL_CANCEL_RX, "SrcAvailCancelRx")
+SDP_MIB(ZCOPY_FALLBACKS, "ZcopyFallbacks")	/* not pinnable: buffered */
+SDP_MIB(ZCOPY_RINV_TX, "ZcopyRemoteInvTx")	/* RdmaRdCompl + Invalidate */
+SDP_MIB(ZCOPY_RINV_RX, "ZcopyRemoteInvRx")	/* our key invalidated */
+/* control messages and flow control */
+SDP_MIB(CREDIT_UPDATES_TX, "CreditUpdatesTx")
+SDP_MIB(CREDIT_UPDATES_RX, "CreditUpdatesRx")
+SDP_MIB(CREDIT_STALLS, "CreditStalls")
+SDP_MIB(DISCONN_TX, "DisConnTx")
+SDP_MIB(DISCONN_RX, "DisConnRx")
+SDP_MIB(ABORTCONN_TX, "AbortConnTx")
+SDP_MIB(ABORTCONN_RX, "AbortConnRx")
+/* busy polling (sdp_busy_poll()) */
+SDP_MIB(BUSY_POLL_HITS, "BusyPollHits")		/* found what it waited for */
+SDP_MIB(BUSY_POLL_YIELDS, "BusyPollYields")	/* another task was runnable */

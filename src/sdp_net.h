@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sockets Direct Protocol -- SDP's state in a network namespace: the
+ * counters' per-CPU storage (filled by sdp_stats.c), the net.sdp sysctls
+ * (sdp_sysctl.c) and the memory accounting (sdp_mem.c), and the
+ * accessors the rest of the module reads the sysctls through.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ */
+#ifndef _SDP_NET_H
+#define _SDP_NET_H
+
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/jiffies.h>
+#include <linux/types.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+struct ctl_table;
+struct ctl_table_header;
+struct sdp_mib;
+
+/**
+ * struct sdp_net - SDP's state in one network namespace
+ * @mib: per-CPU counters
+ * @sysctl_hdr: the registered /proc/sys/net/sdp table
+ * @sysctl_table: its copy for this namespace
+ * @recv_poll: net.sdp.recv_poll, microseconds
+ * @fin_timeout: net.sdp.fin_timeout, seconds
+ * @resolve_timeout_ms: net.sdp.resolve_timeout_ms
+ * @zcopy_thresh: net.sdp.zcopy_thresh, bytes (0: no zero-copy)
+ * @mem: net.sdp.mem, pages: min, pressure, max (sdp_mem.c)
+ * @max_half_open: net.sdp.max_half_open
+ * @mem_pages: pages of connection buffers held in the namespace
+ * @half_open: passive connections not yet established
+ * @mem_pressure: under memory pressure (between @mem[1] and @mem[0])
+ *
+ * The sysctl values are written by proc_do*vec_minmax(); readers use
+ * READ_ONCE() (through the sdp_sysctl_*() accessors).
+ */
+struct sdp_net {
+	struct sdp_mib __percpu *mib;
+	struct ctl_table_header *sysctl_hdr;
+	struct ctl_table *sysctl_table;
+	int recv_poll;
+	int fin_timeout;
+	int resolve_timeout_ms;
+	int zcopy_thresh;
+	unsigned long mem[3];
+	int max_half_open;
+	atomic_long_t mem_pages;
+	atomic_t half_open;
+	bool mem_pressure;
+};
+
+extern unsigned int sdp_net_id;
+
+static inline struct sdp_net *sdp_net(const struct net *net)
+{
+	return net_generic(net, sdp_net_id);
+}
+
+/* sdp_sysctl.c: /proc/sys/net/sdp and the defaults it starts from */
+int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn);
+void sdp_sysctl_net_exit(struct sdp_net *sn);
+
+static inline unsigned int sdp_sysctl_recv_poll(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->recv_poll);
+}
+
+static inline unsigned long sdp_sysctl_fin_timeout(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->fin_timeout) * HZ;
+}
+
+static inline int sdp_sysctl_resolve_timeout_ms(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->resolve_timeout_ms);
+}
+
+/* Smallest send that goes zero-copy; 0: zero-copy is off. */
+static inline unsigned int sdp_sysctl_zcopy_thresh(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->zcopy_thresh);
+}
+
+#endif /* _SDP_NET_H */
