@@ -136,8 +136,8 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 		sock_copy_flags(sk, parent);
 		sock_reset_flag(sk, SOCK_DEAD);
 		sdp_memcg_inherit(sk, parent);
-		ssk->flags = pssk->flags & (BIT(SDP_F_V6) | BIT(SDP_F_NODELAY) |
-					    BIT(SDP_F_CORK));
+		ssk->opts = pssk->opts & (BIT(SDP_O_V6) | BIT(SDP_O_NODELAY) |
+					  BIT(SDP_O_CORK));
 		sk->sk_uid = parent->sk_uid;
 	}
 	sdp_sock_link(ssk);
@@ -209,21 +209,21 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 
 	lock_sock(sk);
 	err = -EINVAL;
-	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_F_BOUND, &ssk->flags) ||
-	    test_bit(SDP_F_USER_PORT, &ssk->flags))
+	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_O_BOUND, &ssk->opts) ||
+	    test_bit(SDP_O_USER_PORT, &ssk->opts))
 		goto out;
 	/* After a failed connect: a fresh CM id (the old one is spent). */
-	err = test_bit(SDP_F_ID_USED, &ssk->flags) ? sdp_conn_renew(ssk) :
+	err = test_bit(SDP_O_ID_USED, &ssk->opts) ? sdp_conn_renew(ssk) :
 						     sdp_ensure_id(ssk);
 	if (err)
 		goto out;
 	err = sdp_cm_bind(ssk, &ss);
 	if (!err) {
-		assign_bit(SDP_F_V6, &ssk->flags, v6);
-		set_bit(SDP_F_BOUND, &ssk->flags);
-		set_bit(SDP_F_USER_BOUND, &ssk->flags);
+		assign_bit(SDP_O_V6, &ssk->opts, v6);
+		set_bit(SDP_O_BOUND, &ssk->opts);
+		set_bit(SDP_O_USER_BOUND, &ssk->opts);
 		/* As TCP's SOCK_BINDPORT_LOCK: a port named is the socket's. */
-		assign_bit(SDP_F_USER_PORT, &ssk->flags,
+		assign_bit(SDP_O_USER_PORT, &ssk->opts,
 			   sdp_addr_port((struct sockaddr *)&ss));
 		ssk->saddr = ssk->id->route.addr.src_addr;
 	}
@@ -270,9 +270,9 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		sk->sk_err = 0;
 		sk->sk_shutdown = 0;
 		if (v6)
-			set_bit(SDP_F_V6, &ssk->flags);
+			set_bit(SDP_O_V6, &ssk->opts);
 		ssk->daddr = ss;
-		set_bit(SDP_F_ID_USED, &ssk->flags);
+		set_bit(SDP_O_ID_USED, &ssk->opts);
 		spin_lock_bh(&ssk->lock);
 		sdp_set_state(sk, TCP_SYN_SENT);
 		spin_unlock_bh(&ssk->lock);
@@ -352,7 +352,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 	err = rdma_listen(ssk->id, backlog);
 	if (err)
 		goto out;
-	set_bit(SDP_F_BOUND, &ssk->flags);
+	set_bit(SDP_O_BOUND, &ssk->opts);
 	ssk->saddr = ssk->id->route.addr.src_addr;
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
 	sk->sk_ack_backlog = 0;
@@ -433,7 +433,7 @@ static int sdp_addr_out(const struct sdp_sock *ssk,
 		memcpy(uaddr, sa, sizeof(struct sockaddr_in6));
 		return sizeof(struct sockaddr_in6);
 	}
-	if (test_bit(SDP_F_V6, &ssk->flags)) {
+	if (test_bit(SDP_O_V6, &ssk->opts)) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)uaddr;
 
@@ -526,7 +526,7 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 			return -EINVAL;
 		/* Buffered bytes, and those of our advertisement not yet read */
 		spin_lock_bh(&ssk->lock);
-		answ = ssk->tx_bytes + ssk->zc_tx_len - ssk->zc_tx_acked;
+		answ = ssk->tx_bytes + ssk->zc_tx.len - ssk->zc_tx.acked;
 		spin_unlock_bh(&ssk->lock);
 		break;
 	case SIOCATMARK:
@@ -567,12 +567,12 @@ static int sdp_setsockopt(struct socket *sock, int level, int optname,
 	spin_lock_bh(&ssk->lock);
 	switch (optname) {
 	case TCP_NODELAY:
-		assign_bit(SDP_F_NODELAY, &ssk->flags, val);
+		assign_bit(SDP_O_NODELAY, &ssk->opts, val);
 		if (val && test_bit(SDP_F_QP, &ssk->flags))
 			sdp_tx_flush(ssk);
 		break;
 	case TCP_CORK:
-		assign_bit(SDP_F_CORK, &ssk->flags, val);
+		assign_bit(SDP_O_CORK, &ssk->opts, val);
 		if (!val && test_bit(SDP_F_QP, &ssk->flags))
 			sdp_tx_flush(ssk);
 		break;
@@ -628,10 +628,10 @@ static int sdp_getsockopt(struct socket *sock, int level, int optname,
 		return sdp_getsockopt_sdp(ssk, optname, optval, optlen, len);
 	switch (optname) {
 	case TCP_NODELAY:
-		val = test_bit(SDP_F_NODELAY, &ssk->flags);
+		val = test_bit(SDP_O_NODELAY, &ssk->opts);
 		break;
 	case TCP_CORK:
-		val = test_bit(SDP_F_CORK, &ssk->flags);
+		val = test_bit(SDP_O_CORK, &ssk->opts);
 		break;
 	default:
 		return -ENOPROTOOPT;

@@ -87,14 +87,14 @@ struct sdp_buf {
 };
 
 /*
- * sdp_sock::flags, changed with atomic bitops.  Who may change which:
- *   connection state (QP .. PEER_RINV below): under sdp_sock::lock, so
- *	that whoever holds it sees them agree with the rings, credits and
- *	sk_state (the completion handlers test them under it);
- *   addressing and options (V6, BOUND, USER_BOUND, USER_PORT, ID_USED,
- *	NODELAY, CORK): under lock_sock();
- *   QUEUED: under the listener's sdp_sock::lock, with the accept queue;
- *   DEV_GONE: under sdp_sock_list_lock (sdp_diag.c), by the device scan.
+ * The state bits of a socket, in four words by who owns them; all are
+ * changed with atomic bitops.
+ *
+ * sdp_sock::flags (SDP_F_*): the connection, under sdp_sock::lock, so that
+ * whoever holds it sees them agree with the rings, credits and sk_state
+ * (the completion handlers test them under it); except QUEUED, under the
+ * listener's sdp_sock::lock with the accept queue, DEV_GONE, under
+ * sdp_sock_list_lock (sdp_diag.c) by the device scan, and HALF_OPEN.
  */
 enum {
 	SDP_F_QP,		/* QP, CQ and rings exist */
@@ -106,34 +106,93 @@ enum {
 	SDP_F_ABORT,		/* aborted (AbortConn sent or received, error) */
 	SDP_F_ABORT_SENT,	/* our AbortConn is posted */
 	SDP_F_CM_DISCONNECT,	/* rdma_disconnect() called or DISCONNECTED */
-	SDP_F_ZC_SENDSM,	/* tx: SendSM ended our advertisement */
-	SDP_F_ZC_CANCEL_WANT,	/* tx: send SrcAvailCancel when possible */
-	SDP_F_ZC_CANCEL_SENT,	/* tx: ... it is posted */
-	SDP_F_ZC_INV_DONE,	/* tx: LOCAL_INV completed */
-	SDP_F_ZC_INV_ERR,	/* tx: ... but failed or was flushed */
-	SDP_F_ZC_SENDSM_WANT,	/* rx: send SendSM when possible */
-	SDP_F_ZC_READING,	/* rx: an RDMA read is in flight */
-	SDP_F_ZC_RD_DONE,	/* rx: ... and completed */
-	SDP_F_ZC_RD_ERR,	/* rx: ... with an error */
-	SDP_F_ZC_RX_CANCEL,	/* rx: the peer cancelled during the read */
-	SDP_F_ZC_RX_INV,	/* rx: send the RdmaRdCompl due with Invalidate */
-	SDP_F_ZC_RINV,		/* tx: the peer invalidated our advertised key */
 	SDP_F_PEER_RINV,	/* the peer's Hello(Ack) had SDP_HF_RINV */
-	SDP_F_V6,		/* user addresses are AF_INET6 */
-	SDP_F_BOUND,		/* bind()/listen()/connect() gave a port */
-	SDP_F_USER_BOUND,	/* ... bind() did: the address is kept across
-				 * connect attempts
-				 */
-	SDP_F_USER_PORT,	/* ... to a port it named: kept too */
-	SDP_F_ID_USED,		/* the CM id was used to connect */
-	SDP_F_NODELAY,		/* TCP_NODELAY */
-	SDP_F_CORK,		/* TCP_CORK */
 	SDP_F_QUEUED,		/* passive: moved to the accept queue */
 	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
 	SDP_F_HALF_OPEN,	/* passive: counted as half open (sdp_mem.c);
 				 * set before the socket is visible, cleared
 				 * once with test_and_clear_bit()
 				 */
+};
+
+/*
+ * sdp_sock::opts (SDP_O_*): addressing and options, under lock_sock().
+ * An accepted socket inherits V6, NODELAY and CORK from its listener.
+ */
+enum {
+	SDP_O_V6,		/* user addresses are AF_INET6 */
+	SDP_O_BOUND,		/* bind()/listen()/connect() gave a port */
+	SDP_O_USER_BOUND,	/* ... bind() did: the address is kept across
+				 * connect attempts
+				 */
+	SDP_O_USER_PORT,	/* ... to a port it named: kept too */
+	SDP_O_ID_USED,		/* the CM id was used to connect */
+	SDP_O_NODELAY,		/* TCP_NODELAY */
+	SDP_O_CORK,		/* TCP_CORK */
+};
+
+/* struct sdp_zc_tx::flags (SDP_ZT_*): our advertisement; sdp_sock::lock */
+enum {
+	SDP_ZT_SENDSM,		/* SendSM ended our advertisement */
+	SDP_ZT_CANCEL_WANT,	/* send SrcAvailCancel when possible */
+	SDP_ZT_CANCEL_SENT,	/* ... it is posted */
+	SDP_ZT_INV_DONE,	/* LOCAL_INV completed */
+	SDP_ZT_INV_ERR,		/* ... but failed or was flushed */
+	SDP_ZT_RINV,		/* the peer invalidated our advertised key */
+};
+
+/* struct sdp_zc_rx::flags (SDP_ZR_*): the peer's; sdp_sock::lock */
+enum {
+	SDP_ZR_SENDSM_WANT,	/* send SendSM when possible */
+	SDP_ZR_READING,		/* an RDMA read is in flight */
+	SDP_ZR_RD_DONE,		/* ... and completed */
+	SDP_ZR_RD_ERR,		/* ... with an error */
+	SDP_ZR_RX_CANCEL,	/* the peer cancelled during the read */
+	SDP_ZR_RX_INV,		/* send the RdmaRdCompl due with Invalidate */
+};
+
+/**
+ * struct sdp_zc_tx - our zero-copy advertisement (sdp_zcopy.c, send side)
+ * @flags: SDP_ZT_* bits
+ * @mr: registration MR for our advertisements, allocated at the first
+ *	zero-copy send and reused; under lock_sock() and sdp_sock::tx_mutex
+ * @len: bytes of our outstanding SrcAvail (0: none); under sdp_sock::lock
+ * @acked: bytes of it the peer reported read; under sdp_sock::lock
+ * @slot: send ring index of its SrcAvail; under sdp_sock::lock
+ * @reg_cqe: completion of the REG_MR (only errors complete)
+ * @inv_cqe: completion of the LOCAL_INV
+ */
+struct sdp_zc_tx {
+	unsigned long flags;
+	struct ib_mr *mr;
+	u32 len;
+	u32 acked;
+	unsigned int slot;
+	struct ib_cqe reg_cqe;
+	struct ib_cqe inv_cqe;
+};
+
+/**
+ * struct sdp_zc_rx - the peer's advertisement we read (receive side)
+ * @flags: SDP_ZR_* bits
+ * @buf: the peer's SrcAvail being consumed (queued on sdp_sock::rx_queue)
+ * @gen: SrcAvails received, so that a reader can tell the advertisement it
+ *	pinned for from a later one
+ * @compl: bytes read from it not yet reported in RdmaRdCompl
+ * @inv: rkey the RdmaRdCompl due invalidates (SDP_ZR_RX_INV)
+ * @rd_len: bytes of the RDMA read in flight (SDP_ZR_READING)
+ * @rd_cqe: completion of our RDMA read
+ *
+ * All under sdp_sock::lock.
+ */
+struct sdp_zc_rx {
+	unsigned long flags;
+	struct sdp_buf *buf;
+	u32 gen;
+	u32 compl;
+	u32 inv;
+	u32 rd_len;
+	struct ib_cqe rd_cqe;
 };
 
 /**
@@ -162,7 +221,8 @@ struct sdp_zc_pages {
  *	credits and sequence numbers, @rx_queue and the listener's
  *	@accept_queue / @pending lists.  Taken from the CQ's softirq
  *	context: process context takes it with _bh, inside lock_sock().
- * @flags: SDP_F_* bits
+ * @flags: SDP_F_* bits (connection state)
+ * @opts: SDP_O_* bits (addressing and options)
  * @id: the RDMA CM id; changed only under lock_sock()
  * @sdev: device state, referenced while the QP exists
  * @cq: send and receive completion queue (sdp_cq.c)
@@ -204,24 +264,8 @@ struct sdp_zc_pages {
  * @tx_mutex: held across sendmsg(), so that a zero-copy send and its
  *	buffered remainder are not interleaved with another thread's data
  * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
- * @zc_mr: registration MR for our advertisements, allocated at the first
- *	zero-copy send and reused; under lock_sock() and @tx_mutex
- * @zc_tx_len: bytes of our outstanding SrcAvail (0: none); under @lock
- * @zc_tx_acked: bytes of it the peer reported read; under @lock
- * @zc_tx_slot: send ring index of its SrcAvail; under @lock
- * @zc_reg_cqe: completion of the REG_MR (only errors complete)
- * @zc_inv_cqe: completion of the LOCAL_INV
- * @zc_rx: the peer's SrcAvail being consumed (queued on @rx_queue);
- *	under @lock
- * @zc_rx_gen: SrcAvails received, so that a reader can tell the
- *	advertisement it pinned for from a later one; under @lock
- * @zc_rx_compl: bytes read from it not yet reported in RdmaRdCompl;
- *	under @lock
- * @zc_rx_inv: rkey the RdmaRdCompl due invalidates (SDP_F_ZC_RX_INV);
- *	under @lock
- * @zc_rd_len: bytes of the RDMA read in flight (SDP_F_ZC_READING); under
- *	@lock
- * @zc_rd_cqe: completion of our RDMA read
+ * @zc_tx: our advertisement (send side)
+ * @zc_rx: the peer's advertisement (receive side)
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
  *	until it drops to 0 (sdp_work() waits for it); under @lock
  * @mem_pages: pages of buffers charged to the namespace (sdp_mem.c);
@@ -233,6 +277,7 @@ struct sdp_sock {
 	struct list_head node;
 	spinlock_t lock;	/* see above */
 	unsigned long flags;
+	unsigned long opts;
 
 	struct rdma_cm_id *id;
 	struct sdp_device *sdev;
@@ -280,18 +325,8 @@ struct sdp_sock {
 	struct ib_pd *pd;
 	struct mutex tx_mutex;	/* see above */
 	int zc_thresh;
-	struct ib_mr *zc_mr;
-	u32 zc_tx_len;
-	u32 zc_tx_acked;
-	unsigned int zc_tx_slot;
-	struct ib_cqe zc_reg_cqe;
-	struct ib_cqe zc_inv_cqe;
-	struct sdp_buf *zc_rx;
-	u32 zc_rx_gen;
-	u32 zc_rx_compl;
-	u32 zc_rx_inv;
-	u32 zc_rd_len;
-	struct ib_cqe zc_rd_cqe;
+	struct sdp_zc_tx zc_tx;
+	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;
 	long mem_pages;
 	struct sdp_sock_stats stats;
@@ -310,6 +345,8 @@ static inline void sdp_flags_clear_conn(struct sdp_sock *ssk)
 	lockdep_assert_held(&ssk->lock);
 	for (bit = SDP_F_QP; bit <= SDP_F_PEER_RINV; bit++)
 		clear_bit(bit, &ssk->flags);
+	WRITE_ONCE(ssk->zc_tx.flags, 0);
+	WRITE_ONCE(ssk->zc_rx.flags, 0);
 }
 
 /*

@@ -370,7 +370,7 @@ int sdp_release(struct socket *sock)
 	if (ssk->id && !test_bit(SDP_F_QP, &ssk->flags)) {
 		id = ssk->id;
 		ssk->id = NULL;
-		clear_bit(SDP_F_BOUND, &ssk->flags);
+		clear_bit(SDP_O_BOUND, &ssk->opts);
 	}
 	/* A connection is torn down in the background (sdp_work()). */
 	if (ssk->id)

@@ -300,7 +300,7 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	child->id = id;
 	child->saddr = id->route.addr.src_addr;
 	child->daddr = id->route.addr.dst_addr;
-	set_bit(SDP_F_BOUND, &child->flags);
+	set_bit(SDP_O_BOUND, &child->opts);
 	id->context = child;
 	sock_hold(csk);		/* the id's reference */
 
@@ -377,7 +377,7 @@ static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	int err;
 
 	ssk->saddr = id->route.addr.src_addr;
-	set_bit(SDP_F_BOUND, &ssk->flags);
+	set_bit(SDP_O_BOUND, &ssk->opts);
 	err = sdp_cm_connect(ssk, id);
 	if (err)
 		sdp_connect_failed(ssk, err);

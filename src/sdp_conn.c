@@ -67,10 +67,10 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 	ssk->tx_mseq_next = 1;
 	ssk->ctrl_head = 0;
 	ssk->ctrl_tail = 0;
-	ssk->zc_tx_len = 0;
-	ssk->zc_tx_acked = 0;
-	ssk->zc_rx = NULL;
-	ssk->zc_rx_compl = 0;
+	ssk->zc_tx.len = 0;
+	ssk->zc_tx.acked = 0;
+	ssk->zc_rx.buf = NULL;
+	ssk->zc_rx.compl = 0;
 }
 
 /*
@@ -187,8 +187,8 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 	set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
 	spin_unlock_bh(&ssk->lock);
 	ssk->id = NULL;
-	clear_bit(SDP_F_ID_USED, &ssk->flags);
-	clear_bit(SDP_F_BOUND, &ssk->flags);
+	clear_bit(SDP_O_ID_USED, &ssk->opts);
+	clear_bit(SDP_O_BOUND, &ssk->opts);
 	sdp_rx_purge(ssk);
 	sdp_conn_free(ssk, id);
 	if (cancel_delayed_work(&ssk->timeout_work))
@@ -228,7 +228,7 @@ int sdp_conn_renew(struct sdp_sock *ssk)
 	int err;
 
 	sock_owned_by_me(sk);
-	if (ssk->id && test_bit(SDP_F_ID_USED, &ssk->flags)) {
+	if (ssk->id && test_bit(SDP_O_ID_USED, &ssk->opts)) {
 		r = kmalloc(sizeof(*r), GFP_KERNEL);
 		if (!r)
 			return -ENOMEM;
@@ -247,16 +247,16 @@ int sdp_conn_renew(struct sdp_sock *ssk)
 		if (err)
 			return err;
 	}
-	if (test_bit(SDP_F_USER_BOUND, &ssk->flags) &&
-	    !test_bit(SDP_F_BOUND, &ssk->flags)) {
+	if (test_bit(SDP_O_USER_BOUND, &ssk->opts) &&
+	    !test_bit(SDP_O_BOUND, &ssk->opts)) {
 		struct sockaddr_storage ss = ssk->saddr;
 
-		if (!test_bit(SDP_F_USER_PORT, &ssk->flags))
+		if (!test_bit(SDP_O_USER_PORT, &ssk->opts))
 			sdp_addr_set_port((struct sockaddr *)&ss, 0);
 		err = sdp_cm_bind(ssk, &ss);
 		if (err)
 			return err;
-		set_bit(SDP_F_BOUND, &ssk->flags);
+		set_bit(SDP_O_BOUND, &ssk->opts);
 		ssk->saddr = ssk->id->route.addr.src_addr;
 	}
 	return 0;

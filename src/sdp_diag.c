@@ -118,7 +118,7 @@ static int sdp_diag_addr(const struct sdp_sock *ssk,
 			 const struct sockaddr_storage *ss, __be32 *addr,
 			 __be16 *port)
 {
-	bool v6 = test_bit(SDP_F_V6, &ssk->flags);
+	bool v6 = test_bit(SDP_O_V6, &ssk->opts);
 
 	memset(addr, 0, 4 * sizeof(*addr));
 	*port = 0;

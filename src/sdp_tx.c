@@ -261,7 +261,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	 */
 	if (test_bit(SDP_F_DISCONN_WANT, &ssk->flags) &&
 	    !test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
-	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill && !ssk->zc_tx_len &&
+	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill && !ssk->zc_tx.len &&
 	    !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
 		set_bit(SDP_F_DISCONN_SENT, &ssk->flags);
 
@@ -486,7 +486,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 
 out:
 	spin_lock_bh(&ssk->lock);
-	if (!more && !test_bit(SDP_F_CORK, &ssk->flags))
+	if (!more && !test_bit(SDP_O_CORK, &ssk->opts))
 		sdp_tx_flush(ssk);
 	else
 		sdp_tx_try_control(ssk);

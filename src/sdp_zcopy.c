@@ -202,14 +202,14 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&ssk->lock);
 	if (wc->status != IB_WC_SUCCESS)
-		set_bit(SDP_F_ZC_INV_ERR, &ssk->flags);
-	set_bit(SDP_F_ZC_INV_DONE, &ssk->flags);
+		set_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags);
+	set_bit(SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
 	spin_unlock(&ssk->lock);
 	sdp_zc_wake(ssk);
 }
 
 /*
- * Our RDMA read of the peer's advertisement ssk->zc_rx completed: report
+ * Our RDMA read of the peer's advertisement ssk->zc_rx.buf completed: report
  * it to the peer at once with RdmaRdCompl, before the reader even wakes,
  * so that the peer can reuse its buffer while we unpin ours.  A read
  * that reaches the end of the advertisement ends it (another SrcAvail
@@ -219,7 +219,7 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 static void sdp_zc_rd_report(struct sdp_sock *ssk)
 {
-	struct sdp_buf *b = ssk->zc_rx;
+	struct sdp_buf *b = ssk->zc_rx.buf;
 	struct sdp_srcah *sa;
 
 	lockdep_assert_held(&ssk->lock);
@@ -227,13 +227,13 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 	if (WARN_ON_ONCE(!b))
 		return;
 	sa = b->data + sizeof(struct sdp_bsdh);
-	ssk->zc_rx_compl += ssk->zc_rd_len;
-	if (b->off + ssk->zc_rd_len == b->len) {
-		ssk->zc_rx = NULL;
-		clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+	ssk->zc_rx.compl += ssk->zc_rx.rd_len;
+	if (b->off + ssk->zc_rx.rd_len == b->len) {
+		ssk->zc_rx.buf = NULL;
+		clear_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags);
 		if (test_bit(SDP_F_PEER_RINV, &ssk->flags)) {
-			ssk->zc_rx_inv = be32_to_cpu(sa->rkey);
-			set_bit(SDP_F_ZC_RX_INV, &ssk->flags);
+			ssk->zc_rx.inv = be32_to_cpu(sa->rkey);
+			set_bit(SDP_ZR_RX_INV, &ssk->zc_rx.flags);
 		}
 	}
 	sdp_tx_try_control(ssk);
@@ -243,7 +243,7 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 static void sdp_zc_rd_failed(struct sdp_sock *ssk, const struct ib_wc *wc)
 {
 	lockdep_assert_held(&ssk->lock);
-	set_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
+	set_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags);
 	if (wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_F_ABORT, &ssk->flags))
 		sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
@@ -254,7 +254,7 @@ static void sdp_zc_rd_failed(struct sdp_sock *ssk, const struct ib_wc *wc)
  * One of the unsignalled work requests that rdma_rw_ctx_post() chained in
  * front of the last one of our RDMA read failed or was flushed (it has no
  * cqe of ours).  The read has failed; its last request, which carries
- * ssk->zc_rd_cqe, completes (flushed) after it and wakes the reader.
+ * ssk->zc_rx.rd_cqe, completes (flushed) after it and wakes the reader.
  */
 void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc)
 {
@@ -273,7 +273,7 @@ static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 		sdp_zc_rd_failed(ssk, wc);
 	else if (!test_bit(SDP_F_ABORT, &ssk->flags))
 		sdp_zc_rd_report(ssk);
-	set_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
+	set_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
 	spin_unlock(&ssk->lock);
 	sdp_zc_wake(ssk);
 }
@@ -283,14 +283,14 @@ static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
  * ssk->flags.  For work requests that the QP completes or flushes in
  * bounded time; a QP that does neither is aborted (which flushes it).
  */
-static void sdp_zc_wait_bit(struct sock *sk, int bit)
+static void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	unsigned long end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
 
 	release_sock(sk);
 	while (!wait_event_timeout(*sk_sleep(sk),
-				   test_bit(bit, &ssk->flags), HZ)) {
+				   test_bit(bit, word), HZ)) {
 		if (time_after(jiffies, end)) {
 			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
 					     SDP_ZC_ANSWER_TIMEOUT / HZ);
@@ -319,35 +319,35 @@ static void sdp_zc_invalidate(struct sock *sk)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct ib_send_wr wr = {
 		.opcode = IB_WR_LOCAL_INV,
-		.wr_cqe = &ssk->zc_inv_cqe,
+		.wr_cqe = &ssk->zc_tx.inv_cqe,
 		.send_flags = IB_SEND_SIGNALED,
-		.ex.invalidate_rkey = ssk->zc_mr->rkey,
+		.ex.invalidate_rkey = ssk->zc_tx.mr->rkey,
 	};
 	int err;
 
 	spin_lock_bh(&ssk->lock);
-	clear_bit(SDP_F_ZC_INV_DONE, &ssk->flags);
-	clear_bit(SDP_F_ZC_INV_ERR, &ssk->flags);
+	clear_bit(SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+	clear_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags);
 	err = ib_post_send(ssk->qp, &wr, NULL);
 	spin_unlock_bh(&ssk->lock);
 	if (!err)
-		sdp_zc_wait_bit(sk, SDP_F_ZC_INV_DONE);
-	if (err || test_bit(SDP_F_ZC_INV_ERR, &ssk->flags)) {
-		ib_dereg_mr(ssk->zc_mr);
-		ssk->zc_mr = NULL;
+		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+	if (err || test_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags)) {
+		ib_dereg_mr(ssk->zc_tx.mr);
+		ssk->zc_tx.mr = NULL;
 	}
 }
 
 static bool sdp_zc_tx_over(struct sdp_sock *ssk)
 {
-	return READ_ONCE(ssk->zc_tx_acked) == READ_ONCE(ssk->zc_tx_len) ||
-	       test_bit(SDP_F_ZC_SENDSM, &ssk->flags) ||
+	return READ_ONCE(ssk->zc_tx.acked) == READ_ONCE(ssk->zc_tx.len) ||
+	       test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags) ||
 	       test_bit(SDP_F_ABORT, &ssk->flags);
 }
 
 static bool sdp_zc_tx_woken(struct sdp_sock *ssk, u32 seen)
 {
-	return sdp_zc_tx_over(ssk) || READ_ONCE(ssk->zc_tx_acked) != seen;
+	return sdp_zc_tx_over(ssk) || READ_ONCE(ssk->zc_tx.acked) != seen;
 }
 
 /*
@@ -364,13 +364,13 @@ static bool sdp_zc_tx_cancel(struct sdp_sock *ssk)
 	 * Nothing is committed behind the SrcAvail while it is ours: one
 	 * sendmsg() at a time (tx_mutex), and this one waits here.
 	 */
-	if ((s32)(ssk->tx_post - ssk->zc_tx_slot) <= 0 &&
-	    ssk->zc_tx_slot + 1 == ssk->tx_head) {
+	if ((s32)(ssk->tx_post - ssk->zc_tx.slot) <= 0 &&
+	    ssk->zc_tx.slot + 1 == ssk->tx_head) {
 		ssk->tx_head--;
-		WRITE_ONCE(ssk->zc_tx_len, ssk->zc_tx_acked);
+		WRITE_ONCE(ssk->zc_tx.len, ssk->zc_tx.acked);
 		return true;
 	}
-	set_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
+	set_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
 	sdp_tx_try_control(ssk);
 	return false;
 }
@@ -400,7 +400,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 
 	sock_owned_by_me(sk);
 	while (!sdp_zc_tx_over(ssk)) {
-		u32 acked = READ_ONCE(ssk->zc_tx_acked);
+		u32 acked = READ_ONCE(ssk->zc_tx.acked);
 		unsigned long start = jiffies;
 		long left;
 
@@ -460,12 +460,12 @@ static struct ib_mr *sdp_zc_mr(struct sdp_sock *ssk)
 {
 	struct ib_mr *mr;
 
-	if (ssk->zc_mr)
-		return ssk->zc_mr;
+	if (ssk->zc_tx.mr)
+		return ssk->zc_tx.mr;
 	mr = ib_alloc_mr(ssk->pd, IB_MR_TYPE_MEM_REG, sdp_zc_mr_pages(ssk));
 	if (IS_ERR(mr))
 		return NULL;
-	ssk->zc_mr = mr;
+	ssk->zc_tx.mr = mr;
 	return mr;
 }
 
@@ -517,7 +517,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	struct ib_reg_wr reg = {
 		.wr = {
 			.opcode = IB_WR_REG_MR,
-			.wr_cqe = &ssk->zc_reg_cqe,
+			.wr_cqe = &ssk->zc_tx.reg_cqe,
 		},
 		.mr = mr,
 		.key = mr->rkey,
@@ -540,14 +540,14 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	sa->vaddr = cpu_to_be64(mr->iova);
 	b->mid = SDP_MID_SRCAVAIL;
 	b->len = sizeof(*sa);
-	ssk->zc_tx_slot = ssk->tx_head;
+	ssk->zc_tx.slot = ssk->tx_head;
 	ssk->tx_head++;
-	ssk->zc_tx_len = len;
-	ssk->zc_tx_acked = 0;
-	clear_bit(SDP_F_ZC_SENDSM, &ssk->flags);
-	clear_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
-	clear_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
-	clear_bit(SDP_F_ZC_RINV, &ssk->flags);
+	ssk->zc_tx.len = len;
+	ssk->zc_tx.acked = 0;
+	clear_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags);
+	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
+	clear_bit(SDP_ZT_CANCEL_SENT, &ssk->zc_tx.flags);
+	clear_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
 	ssk->zc_busy++;
 	SDP_SK_INC(ssk, SRCAVAIL_TX);
 	sdp_tx_try_control(ssk);
@@ -621,13 +621,13 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	*err = sdp_zc_tx_wait(sk, timeo, &stalled);
 
 	spin_lock_bh(&ssk->lock);
-	acked = ssk->zc_tx_acked;
-	rinv = test_bit(SDP_F_ZC_RINV, &ssk->flags);
-	if (test_bit(SDP_F_ZC_SENDSM, &ssk->flags) || stalled)
+	acked = ssk->zc_tx.acked;
+	rinv = test_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
+	if (test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags) || stalled)
 		*fallback = true;
-	ssk->zc_tx_len = 0;
-	ssk->zc_tx_acked = 0;
-	clear_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags);
+	ssk->zc_tx.len = 0;
+	ssk->zc_tx.acked = 0;
+	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
 	if (acked)
 		sdp_stat_zcopy_tx(ssk, acked);
 	if (acked < len)
@@ -660,13 +660,13 @@ fall_back:
  */
 static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 {
-	struct sdp_buf *b = ssk->zc_rx;
+	struct sdp_buf *b = ssk->zc_rx.buf;
 
 	lockdep_assert_held(&ssk->lock);
-	ssk->zc_rx = NULL;
-	clear_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+	ssk->zc_rx.buf = NULL;
+	clear_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags);
 	ssk->rx_bytes -= b->len - b->off;
-	set_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags);
+	set_bit(SDP_ZR_SENDSM_WANT, &ssk->zc_rx.flags);
 	sdp_rx_consumed(ssk, b);
 	sdp_tx_try_control(ssk);
 }
@@ -675,7 +675,7 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
 {
 	spin_lock_bh(&ssk->lock);
-	if (ssk->zc_rx == b)
+	if (ssk->zc_rx.buf == b)
 		sdp_zc_rx_decline(ssk);
 	spin_unlock_bh(&ssk->lock);
 	return 0;
@@ -685,7 +685,7 @@ static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
  * sdp_zc_recv() - read from the peer's advertisement into @msg
  * @sk: the socket, lock_sock() held
  * @msg: the reader's message; its iterator advances by what was read
- * @b: the queued SrcAvail, ssk->zc_rx, first in the queue
+ * @b: the queued SrcAvail, ssk->zc_rx.buf, first in the queue
  * @len: bytes the reader still wants
  * @flags: the recvmsg() flags
  *
@@ -713,10 +713,10 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	 * more.  Drop them; the reader gets the error, then EOF.
 	 */
 	if (test_bit(SDP_F_ABORT, &ssk->flags) &&
-	    !test_bit(SDP_F_ZC_READING, &ssk->flags)) {
+	    !test_bit(SDP_ZR_READING, &ssk->zc_rx.flags)) {
 		spin_lock_bh(&ssk->lock);
-		if (ssk->zc_rx == b)
-			ssk->zc_rx = NULL;
+		if (ssk->zc_rx.buf == b)
+			ssk->zc_rx.buf = NULL;
 		/* Still queued, unless sdp_rx_purge() came first. */
 		if (!list_empty(&b->node)) {
 			ssk->rx_bytes -= b->len - b->off;
@@ -726,10 +726,10 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		return 0;
 	}
 	/* Another reader's RDMA read of it is in flight: wait for that. */
-	if (test_bit(SDP_F_ZC_READING, &ssk->flags)) {
+	if (test_bit(SDP_ZR_READING, &ssk->zc_rx.flags)) {
 		release_sock(sk);
 		wait_event_timeout(*sk_sleep(sk),
-				   !test_bit(SDP_F_ZC_READING, &ssk->flags), HZ);
+				   !test_bit(SDP_ZR_READING, &ssk->zc_rx.flags), HZ);
 		lock_sock(sk);
 		return 0;
 	}
@@ -743,11 +743,11 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	 * time until our read is posted, so that is checked again then.
 	 */
 	spin_lock_bh(&ssk->lock);
-	if (ssk->zc_rx != b) {
+	if (ssk->zc_rx.buf != b) {
 		spin_unlock_bh(&ssk->lock);
 		return 0;	/* ended meanwhile: look at the queue again */
 	}
-	gen = ssk->zc_rx_gen;
+	gen = ssk->zc_rx.gen;
 	rkey = be32_to_cpu(sa->rkey);
 	vaddr = be64_to_cpu(sa->vaddr) + b->off;
 	len = min3(len, seg, (size_t)(b->len - b->off));
@@ -770,23 +770,23 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	spin_lock_bh(&ssk->lock);
 	if (test_bit(SDP_F_ABORT, &ssk->flags)) {
 		ret = -ECONNRESET;
-	} else if (ssk->zc_rx != b || ssk->zc_rx_gen != gen) {
+	} else if (ssk->zc_rx.buf != b || ssk->zc_rx.gen != gen) {
 		/* Cancelled (and declined) while we pinned: not ours any more. */
 		ret = -EAGAIN;
 	} else {
-		clear_bit(SDP_F_ZC_RD_DONE, &ssk->flags);
-		clear_bit(SDP_F_ZC_RD_ERR, &ssk->flags);
-		ssk->zc_rd_len = len;
-		ret = rdma_rw_ctx_post(&ctx, ssk->qp, port, &ssk->zc_rd_cqe,
+		clear_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
+		clear_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags);
+		ssk->zc_rx.rd_len = len;
+		ret = rdma_rw_ctx_post(&ctx, ssk->qp, port, &ssk->zc_rx.rd_cqe,
 				       NULL);
 		if (!ret) {
-			set_bit(SDP_F_ZC_READING, &ssk->flags);
+			set_bit(SDP_ZR_READING, &ssk->zc_rx.flags);
 			ssk->zc_busy++;
 		}
 	}
 	spin_unlock_bh(&ssk->lock);
 	if (!ret)
-		sdp_zc_wait_bit(sk, SDP_F_ZC_RD_DONE);
+		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
 	rdma_rw_ctx_destroy(&ctx, ssk->qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
 			    DMA_FROM_DEVICE);
 	sdp_zc_unpin(&zp);
@@ -798,8 +798,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	}
 
 	spin_lock_bh(&ssk->lock);
-	clear_bit(SDP_F_ZC_READING, &ssk->flags);
-	if (test_bit(SDP_F_ZC_RD_ERR, &ssk->flags)) {
+	clear_bit(SDP_ZR_READING, &ssk->zc_rx.flags);
+	if (test_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags)) {
 		__sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ECONNRESET);
 		ret = -ECONNRESET;
 	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
@@ -810,7 +810,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		sdp_stat_zcopy_rx(ssk, len);
 		if (b->off == b->len)
 			sdp_rx_consumed(ssk, b);
-		else if (test_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags))
+		else if (test_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags))
 			sdp_zc_rx_decline(ssk);
 		sdp_tx_try_control(ssk);
 		ret = len;
@@ -846,12 +846,12 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		n = be32_to_cpu(sa->len);
-		if (!n || n > SDP_ZC_MAX_BYTES || ssk->zc_rx ||
+		if (!n || n > SDP_ZC_MAX_BYTES || ssk->zc_rx.buf ||
 		    test_bit(SDP_F_DISCONN_RCVD, &ssk->flags)) {
 			sdp_warn_peer(ssk, "SrcAvail of %u bytes %s; aborting\n",
 				      n, !n ? "is empty" :
 				      n > SDP_ZC_MAX_BYTES ? "is too long" :
-				      ssk->zc_rx ? "while one is outstanding" :
+				      ssk->zc_rx.buf ? "while one is outstanding" :
 				      "after DisConn");
 			break;
 		}
@@ -865,8 +865,8 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 		b->off = 0;
 		list_add_tail(&b->node, &ssk->rx_queue);
 		ssk->rx_bytes += n;
-		ssk->zc_rx = b;
-		ssk->zc_rx_gen++;
+		ssk->zc_rx.buf = b;
+		ssk->zc_rx.gen++;
 		return true;
 	}
 	case SDP_MID_RDMA_RD_COMPL: {
@@ -878,24 +878,24 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		n = be32_to_cpu(rr->len);
-		if (!ssk->zc_tx_len || test_bit(SDP_F_ZC_SENDSM, &ssk->flags) ||
-		    !n || n > ssk->zc_tx_len - ssk->zc_tx_acked) {
+		if (!ssk->zc_tx.len || test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags) ||
+		    !n || n > ssk->zc_tx.len - ssk->zc_tx.acked) {
 			sdp_warn_peer(ssk, "RdmaRdCompl for %u bytes, %u advertised; aborting\n",
-				      n, ssk->zc_tx_len - ssk->zc_tx_acked);
+				      n, ssk->zc_tx.len - ssk->zc_tx.acked);
 			break;
 		}
-		WRITE_ONCE(ssk->zc_tx_acked, ssk->zc_tx_acked + n);
+		WRITE_ONCE(ssk->zc_tx.acked, ssk->zc_tx.acked + n);
 		sdp_zc_wake(ssk);
 		return false;
 	}
 	case SDP_MID_SENDSM:
-		if (payload || !ssk->zc_tx_len ||
-		    test_bit(SDP_F_ZC_SENDSM, &ssk->flags)) {
+		if (payload || !ssk->zc_tx.len ||
+		    test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags)) {
 			sdp_warn_peer(ssk, "SendSM %s; aborting\n", payload ?
 				      "with a payload" : "without a SrcAvail");
 			break;
 		}
-		set_bit(SDP_F_ZC_SENDSM, &ssk->flags);
+		set_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags);
 		sdp_zc_wake(ssk);
 		return false;
 	case SDP_MID_SRCAVAIL_CANCEL:
@@ -904,10 +904,10 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		/* None outstanding: it crossed our last RdmaRdCompl/SendSM. */
-		if (!ssk->zc_rx)
+		if (!ssk->zc_rx.buf)
 			return false;
-		if (test_bit(SDP_F_ZC_READING, &ssk->flags))
-			set_bit(SDP_F_ZC_RX_CANCEL, &ssk->flags);
+		if (test_bit(SDP_ZR_READING, &ssk->zc_rx.flags))
+			set_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags);
 		else
 			sdp_zc_rx_decline(ssk);
 		return false;
@@ -937,14 +937,14 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 
 	lockdep_assert_held(&ssk->lock);
 	if (byte_len != sizeof(*h) + sizeof(*rr) ||
-	    h->mid != SDP_MID_RDMA_RD_COMPL || !ssk->zc_tx_len ||
-	    !ssk->zc_mr || rkey != ssk->zc_mr->rkey ||
-	    be32_to_cpu(rr->len) != ssk->zc_tx_len - ssk->zc_tx_acked) {
+	    h->mid != SDP_MID_RDMA_RD_COMPL || !ssk->zc_tx.len ||
+	    !ssk->zc_tx.mr || rkey != ssk->zc_tx.mr->rkey ||
+	    be32_to_cpu(rr->len) != ssk->zc_tx.len - ssk->zc_tx.acked) {
 		sdp_warn_peer(ssk, "message %#x invalidated key %#x unexpectedly; aborting\n",
 			      h->mid, rkey);
 		return false;
 	}
-	set_bit(SDP_F_ZC_RINV, &ssk->flags);
+	set_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
 	SDP_SK_INC(ssk, RINV_RX);
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_RX);
 	return true;
@@ -959,48 +959,48 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 void sdp_zc_tx_control(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->zc_rx_compl) {
-		struct sdp_rrch rr = { .len = cpu_to_be32(ssk->zc_rx_compl) };
-		bool inv = test_bit(SDP_F_ZC_RX_INV, &ssk->flags);
+	if (ssk->zc_rx.compl) {
+		struct sdp_rrch rr = { .len = cpu_to_be32(ssk->zc_rx.compl) };
+		bool inv = test_bit(SDP_ZR_RX_INV, &ssk->zc_rx.flags);
 
 		if (__sdp_post_ctrl(ssk, SDP_MID_RDMA_RD_COMPL, &rr, sizeof(rr),
-				    inv ? &ssk->zc_rx_inv : NULL))
+				    inv ? &ssk->zc_rx.inv : NULL))
 			return;
-		ssk->zc_rx_compl = 0;
+		ssk->zc_rx.compl = 0;
 		if (inv) {
-			clear_bit(SDP_F_ZC_RX_INV, &ssk->flags);
+			clear_bit(SDP_ZR_RX_INV, &ssk->zc_rx.flags);
 			SDP_SK_INC(ssk, RINV_TX);
 			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_TX);
 		}
 	}
-	if (test_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags)) {
+	if (test_bit(SDP_ZR_SENDSM_WANT, &ssk->zc_rx.flags)) {
 		if (__sdp_post_ctrl(ssk, SDP_MID_SENDSM, NULL, 0, NULL))
 			return;
-		clear_bit(SDP_F_ZC_SENDSM_WANT, &ssk->flags);
+		clear_bit(SDP_ZR_SENDSM_WANT, &ssk->zc_rx.flags);
 	}
-	if (test_bit(SDP_F_ZC_CANCEL_WANT, &ssk->flags) &&
-	    !test_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags) &&
+	if (test_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags) &&
+	    !test_bit(SDP_ZT_CANCEL_SENT, &ssk->zc_tx.flags) &&
 	    ssk->tx_post == ssk->tx_head &&
 	    !__sdp_post_ctrl(ssk, SDP_MID_SRCAVAIL_CANCEL, NULL, 0, NULL)) {
-		set_bit(SDP_F_ZC_CANCEL_SENT, &ssk->flags);
+		set_bit(SDP_ZT_CANCEL_SENT, &ssk->zc_tx.flags);
 	}
 }
 
 /* Connection setup: completion handlers and defaults. */
 void sdp_zc_init(struct sdp_sock *ssk)
 {
-	ssk->zc_reg_cqe.done = sdp_zc_reg_done;
-	ssk->zc_inv_cqe.done = sdp_zc_inv_done;
-	ssk->zc_rd_cqe.done = sdp_zc_rd_done;
+	ssk->zc_tx.reg_cqe.done = sdp_zc_reg_done;
+	ssk->zc_tx.inv_cqe.done = sdp_zc_inv_done;
+	ssk->zc_rx.rd_cqe.done = sdp_zc_rd_done;
 }
 
 /* Connection teardown, the QP destroyed: the MR goes with its PD. */
 void sdp_zc_conn_free(struct sdp_sock *ssk)
 {
-	if (ssk->zc_mr) {
-		ib_dereg_mr(ssk->zc_mr);
-		ssk->zc_mr = NULL;
+	if (ssk->zc_tx.mr) {
+		ib_dereg_mr(ssk->zc_tx.mr);
+		ssk->zc_tx.mr = NULL;
 	}
-	ssk->zc_rx = NULL;
-	ssk->zc_rx_compl = 0;
+	ssk->zc_rx.buf = NULL;
+	ssk->zc_rx.compl = 0;
 }
