@@ -3,19 +3,22 @@
  * sdp_stream: one-way stream throughput and the sender's CPU time, for
  * scripts/bench.
  *
- *   sdp_stream [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-n BYTES] [-z THRESH]
+ *   sdp_stream [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES]
+ *              [-z THRESH] [-N]
  *
  * (sizes take a K, M or G suffix)
- * A child process listens and reads everything with MSGSIZE-byte reads;
- * the parent connects and sends BYTES in MSGSIZE-byte blocking sends.
- * -z sets SOL_SDP SDP_ZCOPY_THRESH on the sender (0: zero-copy off).
- * Prints one line:  MB/s  sender-CPU-seconds-per-GB  zcopy-bytes
+ * A child process listens and reads everything with READSIZE-byte reads
+ * (default MSGSIZE); the parent connects and sends BYTES in MSGSIZE-byte
+ * blocking sends.  -z sets SOL_SDP SDP_ZCOPY_THRESH on the sender (0:
+ * zero-copy off); -N sets TCP_NODELAY on the sender.
+ * Prints one line:  MB/s  sender-CPU-seconds-per-GB  zcopy-bytes  sends/s
  * (the sender's user + system time from getrusage, so it includes the
  * pinning or copying the send path does in the kernel).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +63,15 @@ static double cpu_s(void)
 int main(int argc, char **argv)
 {
 	const char *addr = "10.55.0.1";
-	size_t size = 1 << 20, total = 256 << 20, sent = 0;
-	int family = AF_INET_SDP, zthresh = -1, opt, l, fd;
+	size_t size = 1 << 20, rsize = 0, total = 256 << 20, sent = 0;
+	int family = AF_INET_SDP, zthresh = -1, nodelay = 0, opt, l, fd;
 	struct sockaddr_in sin;
 	int pipefd[2];
 	double t0, c0, t, c;
 	char *buf;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "f:a:s:n:z:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:s:r:n:z:N")) != -1) {
 		switch (opt) {
 		case 'f':
 			family = strcmp(optarg, "tcp") ? AF_INET_SDP : AF_INET;
@@ -82,19 +85,27 @@ int main(int argc, char **argv)
 		case 'n':
 			total = parse_size(optarg);
 			break;
+		case 'r':
+			rsize = parse_size(optarg);
+			break;
 		case 'z':
 			zthresh = atoi(optarg);
 			break;
+		case 'N':
+			nodelay = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-n BYTES] [-z THRESH]\n",
+			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	buf = malloc(size);
+	if (!rsize)
+		rsize = size;
+	buf = malloc(size > rsize ? size : rsize);
 	if (!buf)
 		die("setup");
-	memset(buf, 0x5a, size);
+	memset(buf, 0x5a, size > rsize ? size : rsize);
 
 	l = bench_listen(family, addr, &sin);
 	if (pipe(pipefd))
@@ -110,7 +121,7 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			die("accept");
 		while (got < total) {
-			n = recv(fd, buf, size, 0);
+			n = recv(fd, buf, rsize, 0);
 			if (n <= 0)
 				die("recv");
 			got += n;
@@ -127,6 +138,9 @@ int main(int argc, char **argv)
 	    setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &zthresh,
 		       sizeof(zthresh)))
 		die("SDP_ZCOPY_THRESH");
+	if (nodelay && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay,
+				  sizeof(nodelay)))
+		die("TCP_NODELAY");
 
 	t0 = now_s();
 	c0 = cpu_s();
@@ -153,7 +167,8 @@ int main(int argc, char **argv)
 			if (!getsockopt(fd, SOL_SDP, SDP_INFO, &si, &len))
 				zc = si.sdpi_zcopy_tx_bytes;
 		}
-		printf("%.1f %.3f %llu\n", total / t / 1e6, c / (total / 1e9), zc);
+		printf("%.1f %.3f %llu %.0f\n", total / t / 1e6, c / (total / 1e9),
+		       zc, total / size / t);
 	}
 	close(fd);
 	waitpid(pid, NULL, 0);

@@ -16,6 +16,8 @@
  * the message buffers, the completion queue and busy polling; sdp_dev.c
  * tracks RDMA devices;
  * sdp_diag.c lists sockets in /proc/net/sdp and over sock_diag;
+ * sdp_sockopt.c has the socket options (SOL_SDP, and the TCP options
+ * programs set, each with its meaning on SDP);
  * sdp_stats.c has the counters (listed once each: sdp_mibs.h for the
  * namespace's, sdp_sock_counters.h for a socket's) and tracepoints,
  * sdp_net.h a namespace's state, sdp_sysctl.c the /proc/sys/net/sdp
@@ -138,6 +140,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 		sdp_memcg_inherit(sk, parent);
 		ssk->opts = pssk->opts & (BIT(SDP_O_V6) | BIT(SDP_O_NODELAY) |
 					  BIT(SDP_O_CORK));
+		ssk->tcp = pssk->tcp;
 		sk->sk_uid = parent->sk_uid;
 	}
 	sdp_sock_link(ssk);
@@ -489,7 +492,9 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	if (shutdown & RCV_SHUTDOWN)
 		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
 	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV) {
-		if (READ_ONCE(ssk->rx_bytes))
+		/* Readable from SO_RCVLOWAT bytes on, as TCP. */
+		if (READ_ONCE(ssk->rx_bytes) >=
+		    max_t(int, READ_ONCE(sk->sk_rcvlowat), 1))
 			mask |= EPOLLIN | EPOLLRDNORM;
 		if (shutdown & SEND_SHUTDOWN || state == TCP_CLOSE) {
 			mask |= EPOLLOUT | EPOLLWRNORM;
@@ -536,110 +541,6 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		return -ENOIOCTLCMD;
 	}
 	return put_user(answ, (int __user *)arg);
-}
-
-static int sdp_setsockopt(struct socket *sock, int level, int optname,
-			  sockptr_t optval, unsigned int optlen)
-{
-	struct sock *sk = sock->sk;
-	struct sdp_sock *ssk = sdp_sk(sk);
-	int val, err = 0;
-
-	if (level != SOL_TCP && level != SOL_SDP)
-		return -ENOPROTOOPT;
-	if (optlen < sizeof(int))
-		return -EINVAL;
-	if (copy_from_sockptr(&val, optval, sizeof(val)))
-		return -EFAULT;
-
-	if (level == SOL_SDP) {
-		if (optname != SDP_ZCOPY_THRESH)
-			return -ENOPROTOOPT;	/* SDP_INFO is read-only */
-		if (val < 0)
-			return -EINVAL;
-		lock_sock(sk);
-		ssk->zc_thresh = val;
-		release_sock(sk);
-		return 0;
-	}
-
-	lock_sock(sk);
-	spin_lock_bh(&ssk->lock);
-	switch (optname) {
-	case TCP_NODELAY:
-		assign_bit(SDP_O_NODELAY, &ssk->opts, val);
-		if (val && test_bit(SDP_F_QP, &ssk->flags))
-			sdp_tx_flush(ssk);
-		break;
-	case TCP_CORK:
-		assign_bit(SDP_O_CORK, &ssk->opts, val);
-		if (!val && test_bit(SDP_F_QP, &ssk->flags))
-			sdp_tx_flush(ssk);
-		break;
-	default:
-		err = -ENOPROTOOPT;
-		break;
-	}
-	spin_unlock_bh(&ssk->lock);
-	release_sock(sk);
-	return err;
-}
-
-static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
-			      char __user *optval, int __user *optlen, int len)
-{
-	const struct sdp_sock_stats *st = &ssk->stats;
-	struct sdp_info info;
-	int val;
-
-	switch (optname) {
-	case SDP_ZCOPY_THRESH:
-		val = READ_ONCE(ssk->zc_thresh);
-		len = min_t(unsigned int, len, sizeof(val));
-		if (put_user(len, optlen) || copy_to_user(optval, &val, len))
-			return -EFAULT;
-		return 0;
-	case SDP_INFO:
-		spin_lock_bh(&ssk->lock);
-		sdp_stats_to_info(st, &info);
-		spin_unlock_bh(&ssk->lock);
-		len = min_t(unsigned int, len, sizeof(info));
-		if (put_user(len, optlen) || copy_to_user(optval, &info, len))
-			return -EFAULT;
-		return 0;
-	default:
-		return -ENOPROTOOPT;
-	}
-}
-
-static int sdp_getsockopt(struct socket *sock, int level, int optname,
-			  char __user *optval, int __user *optlen)
-{
-	struct sdp_sock *ssk = sdp_sk(sock->sk);
-	int val, len;
-
-	if (level != SOL_TCP && level != SOL_SDP)
-		return -ENOPROTOOPT;
-	if (get_user(len, optlen))
-		return -EFAULT;
-	if (len < 0)
-		return -EINVAL;
-	if (level == SOL_SDP)
-		return sdp_getsockopt_sdp(ssk, optname, optval, optlen, len);
-	switch (optname) {
-	case TCP_NODELAY:
-		val = test_bit(SDP_O_NODELAY, &ssk->opts);
-		break;
-	case TCP_CORK:
-		val = test_bit(SDP_O_CORK, &ssk->opts);
-		break;
-	default:
-		return -ENOPROTOOPT;
-	}
-	len = min_t(unsigned int, len, sizeof(int));
-	if (put_user(len, optlen) || copy_to_user(optval, &val, len))
-		return -EFAULT;
-	return 0;
 }
 
 static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)

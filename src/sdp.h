@@ -107,6 +107,9 @@ enum {
 	SDP_F_ABORT_SENT,	/* our AbortConn is posted */
 	SDP_F_CM_DISCONNECT,	/* rdma_disconnect() called or DISCONNECTED */
 	SDP_F_PEER_RINV,	/* the peer's Hello(Ack) had SDP_HF_RINV */
+	SDP_F_NAGLE,		/* a small write waits in the slot being
+				 * filled for the data in flight (Nagle)
+				 */
 	SDP_F_QUEUED,		/* passive: moved to the accept queue */
 	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
 	SDP_F_HALF_OPEN,	/* passive: counted as half open (sdp_mem.c);
@@ -149,6 +152,38 @@ enum {
 	SDP_ZR_RD_ERR,		/* ... with an error */
 	SDP_ZR_RX_CANCEL,	/* the peer cancelled during the read */
 	SDP_ZR_RX_INV,		/* send the RdmaRdCompl due with Invalidate */
+};
+
+/**
+ * struct sdp_tcp_opts - TCP options a program set (sdp_sockopt.c)
+ * @maxseg: TCP_MAXSEG (0: not set)
+ * @keepidle: TCP_KEEPIDLE, seconds (0: the namespace's TCP default)
+ * @keepintvl: TCP_KEEPINTVL, seconds (0: default)
+ * @keepcnt: TCP_KEEPCNT (0: default)
+ * @user_timeout: TCP_USER_TIMEOUT, ms
+ * @syncnt: TCP_SYNCNT (0: default)
+ * @fastopen: TCP_FASTOPEN queue length
+ * @notsent_lowat: TCP_NOTSENT_LOWAT: sendmsg() and poll() see no room
+ *	while this many bytes of committed messages wait to be posted (0:
+ *	no bound); read locklessly by sdp_tx_writable()
+ * @defer_accept: TCP_DEFER_ACCEPT, kept as TCP keeps it (retransmits)
+ * @quickack_off: TCP_QUICKACK was set to 0
+ * @fastopen_connect: TCP_FASTOPEN_CONNECT
+ *
+ * Under lock_sock().  Only @notsent_lowat changes what SDP does.
+ */
+struct sdp_tcp_opts {
+	int maxseg;
+	int keepidle;
+	int keepintvl;
+	int keepcnt;
+	unsigned int user_timeout;
+	int syncnt;
+	int fastopen;
+	u32 notsent_lowat;
+	u8 defer_accept;
+	bool quickack_off;
+	bool fastopen_connect;
 };
 
 /**
@@ -250,6 +285,8 @@ struct sdp_zc_pages {
  * @tx_credits: messages we may send (peer's posted buffers)
  * @tx_max: largest message the peer accepts (BSDH included)
  * @tx_bytes: payload bytes posted and not yet completed, plus @tx_fill
+ *	and @tx_unposted
+ * @tx_unposted: payload bytes in committed slots not yet posted
  * @saddr: local address (AF_UNSPEC until bound); under lock_sock()
  * @daddr: peer address (AF_UNSPEC until connected); under lock_sock()
  * @parent: listener, for a passive socket not yet accepted (referenced)
@@ -264,6 +301,7 @@ struct sdp_zc_pages {
  * @tx_mutex: held across sendmsg(), so that a zero-copy send and its
  *	buffered remainder are not interleaved with another thread's data
  * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
+ * @tcp: TCP options set (sdp_sockopt.c); under lock_sock()
  * @zc_tx: our advertisement (send side)
  * @zc_rx: the peer's advertisement (receive side)
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
@@ -309,6 +347,7 @@ struct sdp_sock {
 	int tx_credits;
 	u32 tx_max;
 	u32 tx_bytes;
+	u32 tx_unposted;
 
 	struct sockaddr_storage saddr;
 	struct sockaddr_storage daddr;
@@ -325,6 +364,7 @@ struct sdp_sock {
 	struct ib_pd *pd;
 	struct mutex tx_mutex;	/* see above */
 	int zc_thresh;
+	struct sdp_tcp_opts tcp;
 	struct sdp_zc_tx zc_tx;
 	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;
@@ -343,7 +383,7 @@ static inline void sdp_flags_clear_conn(struct sdp_sock *ssk)
 	int bit;
 
 	lockdep_assert_held(&ssk->lock);
-	for (bit = SDP_F_QP; bit <= SDP_F_PEER_RINV; bit++)
+	for (bit = SDP_F_QP; bit <= SDP_F_NAGLE; bit++)
 		clear_bit(bit, &ssk->flags);
 	WRITE_ONCE(ssk->zc_tx.flags, 0);
 	WRITE_ONCE(ssk->zc_rx.flags, 0);
@@ -461,6 +501,12 @@ int sdp_tx_ring_alloc(struct sdp_sock *ssk);
 int sdp_tx_ring_ready(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
+
+/* sdp_sockopt.c */
+int sdp_setsockopt(struct socket *sock, int level, int optname,
+		   sockptr_t optval, unsigned int optlen);
+int sdp_getsockopt(struct socket *sock, int level, int optname,
+		   char __user *optval, int __user *optlen);
 int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len);
 void sdp_tx_flush(struct sdp_sock *ssk);
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);

@@ -63,6 +63,7 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 	ssk->tx_tail = 0;
 	ssk->tx_fill = 0;
 	ssk->tx_bytes = 0;
+	ssk->tx_unposted = 0;
 	ssk->tx_credits = 0;
 	ssk->tx_mseq_next = 1;
 	ssk->ctrl_head = 0;

@@ -235,8 +235,10 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 		}
 		ssk->tx_post++;
 		ssk->tx_credits--;
-		if (b->mid == SDP_MID_DATA)
+		if (b->mid == SDP_MID_DATA) {
+			ssk->tx_unposted -= b->len;
 			sdp_stat_tx_data(ssk, b->len);
+		}
 	}
 	sdp_stat_tx_credits(ssk);
 }
@@ -288,9 +290,24 @@ void sdp_tx_flush(struct sdp_sock *ssk)
 		b->mid = SDP_MID_DATA;
 		b->len = ssk->tx_fill;
 		ssk->tx_head++;
+		ssk->tx_unposted += ssk->tx_fill;
 		ssk->tx_fill = 0;
 	}
+	clear_bit(SDP_F_NAGLE, &ssk->flags);
 	sdp_tx_try_control(ssk);
+}
+
+/*
+ * Nagle, as TCP without TCP_NODELAY: a write that leaves a partly
+ * filled slot waits there while earlier data has not completed, so that
+ * a stream of small writes goes out as few full messages; the last
+ * completion sends it (sdp_tx_done()).  ssk->lock held.
+ */
+static bool sdp_tx_nagle(const struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return ssk->tx_fill && ssk->tx_head != ssk->tx_tail &&
+	       !test_bit(SDP_O_NODELAY, &ssk->opts);
 }
 
 /* Nothing posted or waiting to be.  ssk->lock held. */
@@ -304,8 +321,16 @@ bool sdp_tx_idle(const struct sdp_sock *ssk)
 /* Can sendmsg() take at least one byte without waiting? */
 bool sdp_tx_writable(const struct sdp_sock *ssk)
 {
+	u32 lowat = READ_ONCE(ssk->tcp.notsent_lowat);
 	u32 room = ssk->tx_max - SDP_HDR;
 
+	/*
+	 * TCP_NOTSENT_LOWAT: no room while that much waits for credits to
+	 * be posted (a slot still being filled does not count: with
+	 * TCP_CORK it would wait for this very writer).
+	 */
+	if (lowat && READ_ONCE(ssk->tx_unposted) >= lowat)
+		return false;
 	if (ssk->tx_fill)
 		return ssk->tx_fill < room;
 	return ssk->tx_head - ssk->tx_tail < ssk->tx_count;
@@ -321,6 +346,11 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	ssk->tx_tail++;
 	if (b->mid == SDP_MID_DATA)
 		ssk->tx_bytes -= b->len;
+	/* Nothing in flight any more: the write Nagle held back goes. */
+	if (ssk->tx_tail == ssk->tx_head &&
+	    test_bit(SDP_F_NAGLE, &ssk->flags) &&
+	    !test_bit(SDP_F_ABORT, &ssk->flags))
+		sdp_tx_flush(ssk);
 	/* As on the receive side, only a non-flush error is ours to act on. */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
@@ -486,10 +516,15 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 
 out:
 	spin_lock_bh(&ssk->lock);
-	if (!more && !test_bit(SDP_O_CORK, &ssk->opts))
-		sdp_tx_flush(ssk);
-	else
+	if (more || test_bit(SDP_O_CORK, &ssk->opts)) {
+		clear_bit(SDP_F_NAGLE, &ssk->flags);	/* held for MSG_MORE */
 		sdp_tx_try_control(ssk);
+	} else if (sdp_tx_nagle(ssk)) {
+		set_bit(SDP_F_NAGLE, &ssk->flags);
+		sdp_tx_try_control(ssk);
+	} else {
+		sdp_tx_flush(ssk);
+	}
 	spin_unlock_bh(&ssk->lock);
 	return copied;
 

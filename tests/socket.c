@@ -153,7 +153,8 @@ static void test_socketpair_unsupported(void)
 
 /*
  * Unknown SOL_SDP options fail, SDP_ZCOPY_THRESH works (tests/zcopy.c
- * has the rest); TCP's options that SDP does not have fail.
+ * has the rest); TCP's options that SDP does not have fail (tests/stream.c
+ * checks those it has against TCP).
  */
 static void test_sockopt_levels(void)
 {
@@ -166,8 +167,12 @@ static void test_sockopt_levels(void)
 	CHECK_OK(setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &one, sizeof(one)));
 	CHECK(sockopt_int(fd, SOL_SDP, SDP_ZCOPY_THRESH) == 1,
 	      "SDP_ZCOPY_THRESH");
-	CHECK_ERRNO(setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &one, sizeof(one)),
+	/* TCP_REPAIR has no meaning without TCP sequence numbers. */
+	CHECK_ERRNO(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &one, sizeof(one)),
 		    ENOPROTOOPT);
+	/* A TCP option SDP keeps is checked as TCP checks it. */
+	CHECK_ERRNO(setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &one, sizeof(one)),
+		    EINVAL);
 	CHECK_OK(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)));
 	CHECK(sockopt_int(fd, IPPROTO_TCP, TCP_NODELAY) == 1, "TCP_NODELAY");
 	/* SOL_SOCKET options are generic and work. */

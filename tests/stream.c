@@ -30,6 +30,7 @@
 
 #include "net.h"
 #include "tap.h"
+#include "tcpinfo.h"
 #include "util.h"
 
 /* How long something that should happen promptly may take (slow VMs). */
@@ -1610,6 +1611,276 @@ static void test_tcp_nodelay_cork(void)
 	close(c);
 }
 
+/* setsockopt() with an int, returning errno (0: success). */
+static int set_int_errno(int fd, int level, int name, int value)
+{
+	return setsockopt(fd, level, name, &value, sizeof(value)) ? errno : 0;
+}
+
+/* @name set to @value reads back @want; returns what it read. */
+static void check_int_opt(int fd, int name, const char *what, int value,
+			  int want)
+{
+	int v;
+
+	CHECK(set_int_errno(fd, IPPROTO_TCP, name, value) == 0,
+	      "%s = %d: %s", what, value, strerror(errno));
+	v = sockopt_get(fd, IPPROTO_TCP, name);
+	CHECK(v == want, "%s set to %d reads back %d, want %d", what, value,
+	      v, want);
+}
+
+static void check_int_opt_einval(int fd, int name, const char *what,
+				 int value)
+{
+	int err = set_int_errno(fd, IPPROTO_TCP, name, value);
+
+	CHECK(err == EINVAL, "%s = %d: %s, want EINVAL", what, value,
+	      strerror(err));
+}
+
+/*
+ * The TCP options that widely used programs set (redis, nginx, haproxy,
+ * PostgreSQL, curl, iperf3, the JDK): the same argument checks, errors
+ * and read-back values as TCP.  The defaults of the keepalive options
+ * and TCP_SYNCNT are the namespace's TCP sysctls (Linux's defaults in the
+ * guest: 7200 s, 75 s, 9 probes, 6 SYNs).  TCP_DEFER_ACCEPT reads back
+ * rounded up to a SYN-ACK retransmission time, as TCP keeps it: 5 s is
+ * 3 retransmissions, 1 + 2 + 4 = 7 s.
+ */
+static void check_tcp_options(int fd)
+{
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_KEEPIDLE) == 7200,
+	      "TCP_KEEPIDLE default %d", sockopt_get(fd, IPPROTO_TCP,
+						     TCP_KEEPIDLE));
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_KEEPINTVL) == 75,
+	      "TCP_KEEPINTVL default");
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_KEEPCNT) == 9,
+	      "TCP_KEEPCNT default");
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_SYNCNT) == 6,
+	      "TCP_SYNCNT default %d", sockopt_get(fd, IPPROTO_TCP,
+						   TCP_SYNCNT));
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_USER_TIMEOUT) == 0,
+	      "TCP_USER_TIMEOUT default");
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_QUICKACK) == 1,
+	      "TCP_QUICKACK default");
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT) == 0,
+	      "TCP_NOTSENT_LOWAT default");
+
+	check_int_opt(fd, TCP_KEEPIDLE, "TCP_KEEPIDLE", 30, 30);
+	check_int_opt(fd, TCP_KEEPINTVL, "TCP_KEEPINTVL", 5, 5);
+	check_int_opt(fd, TCP_KEEPCNT, "TCP_KEEPCNT", 3, 3);
+	check_int_opt_einval(fd, TCP_KEEPIDLE, "TCP_KEEPIDLE", 0);
+	check_int_opt_einval(fd, TCP_KEEPINTVL, "TCP_KEEPINTVL", 40000);
+	check_int_opt_einval(fd, TCP_KEEPCNT, "TCP_KEEPCNT", 128);
+	check_int_opt(fd, TCP_USER_TIMEOUT, "TCP_USER_TIMEOUT", 5000, 5000);
+	check_int_opt_einval(fd, TCP_USER_TIMEOUT, "TCP_USER_TIMEOUT", -1);
+	check_int_opt(fd, TCP_SYNCNT, "TCP_SYNCNT", 3, 3);
+	check_int_opt_einval(fd, TCP_SYNCNT, "TCP_SYNCNT", 0);
+	check_int_opt_einval(fd, TCP_SYNCNT, "TCP_SYNCNT", 128);
+	check_int_opt(fd, TCP_QUICKACK, "TCP_QUICKACK", 0, 0);
+	check_int_opt(fd, TCP_QUICKACK, "TCP_QUICKACK", 1, 1);
+	check_int_opt(fd, TCP_DEFER_ACCEPT, "TCP_DEFER_ACCEPT", 5, 7);
+	check_int_opt(fd, TCP_DEFER_ACCEPT, "TCP_DEFER_ACCEPT", 0, 0);
+	check_int_opt(fd, TCP_NOTSENT_LOWAT, "TCP_NOTSENT_LOWAT", 16384,
+		      16384);
+	check_int_opt(fd, TCP_NOTSENT_LOWAT, "TCP_NOTSENT_LOWAT", 0, 0);
+	check_int_opt_einval(fd, TCP_MAXSEG, "TCP_MAXSEG", 50);
+	check_int_opt_einval(fd, TCP_MAXSEG, "TCP_MAXSEG", 40000);
+}
+
+static void test_tcp_options_programs_set(void)
+{
+	char name[16] = "";
+	socklen_t len = sizeof(name);
+	int u = CHECK_OK(test_socket(0)), l, c, s, v;
+	struct sockaddr_storage addr;
+
+	check_tcp_options(u);
+	/* A TCP_MAXSEG set before connecting reads back as set. */
+	check_int_opt(u, TCP_MAXSEG, "TCP_MAXSEG", 1000, 1000);
+	/* TCP_CONGESTION: Reno is always there for TCP; SDP accepts it. */
+	CHECK(setsockopt(u, IPPROTO_TCP, TCP_CONGESTION, "reno", 4) == 0,
+	      "TCP_CONGESTION reno: %s", strerror(errno));
+	CHECK_OK(getsockopt(u, IPPROTO_TCP, TCP_CONGESTION, name, &len));
+	/* SDP has credits, no TCP congestion control: it says "sdp". */
+	CHECK(len == sizeof(name) &&
+	      !strcmp(name, test_is_sdp() ? "sdp" : "reno"),
+	      "TCP_CONGESTION reads '%.16s' (%u bytes)", name, len);
+	close(u);
+
+	l = net_listener(&addr, 4, 0);
+	check_int_opt(l, TCP_FASTOPEN, "TCP_FASTOPEN", 5, 5);
+	c = net_connect(&addr, 0);
+	s = net_accept(l, WAIT_MS);
+	check_tcp_options(c);
+	v = sockopt_get(c, IPPROTO_TCP, TCP_MAXSEG);
+	CHECK(v > 0 && v <= 65535, "TCP_MAXSEG of a connection: %d", v);
+	/* Options leave the connection working. */
+	send_pattern(c, 5000, 47, 0);
+	recv_pattern(s, 5000, 47, 0);
+	close(s);
+	close(c);
+	close(l);
+}
+
+static bool acked(void *arg)
+{
+	struct test_tcp_info ti;
+	int *fd = arg;
+
+	return !test_tcp_info(fd[0], &ti) && ti.bytes_acked >= (uint64_t)fd[1];
+}
+
+/*
+ * TCP_INFO: state, MSS, and the byte counters after a transfer (sent and
+ * acknowledged at the sender, received at the receiver).
+ */
+static void test_tcp_info_counters(void)
+{
+	struct test_tcp_info ci, si;
+	const int n = 100000;
+	int c, s, arg[2];
+
+	net_pair(&c, &s);
+	send_pattern(c, n, 53, 0);
+	recv_pattern(s, n, 53, 0);
+	arg[0] = c;
+	arg[1] = n;
+	CHECK(wait_until(acked, arg, WAIT_MS), "bytes_acked stays below %d",
+	      n);
+	CHECK_OK(test_tcp_info(c, &ci));
+	CHECK_OK(test_tcp_info(s, &si));
+	CHECK(ci.state == TCP_ESTABLISHED && si.state == TCP_ESTABLISHED,
+	      "states %u %u", ci.state, si.state);
+	CHECK(ci.snd_mss > 0 && ci.rcv_mss > 0, "MSS %u/%u", ci.snd_mss,
+	      ci.rcv_mss);
+	/* TCP's bytes_acked also counts its SYN's sequence number. */
+	CHECK(ci.bytes_acked == (uint64_t)n + !test_is_sdp() &&
+	      si.bytes_received == (uint64_t)n,
+	      "acked %llu received %llu, want %d",
+	      (unsigned long long)ci.bytes_acked,
+	      (unsigned long long)si.bytes_received, n);
+	CHECK(ci.bytes_sent >= (uint64_t)n && ci.segs_out > 0 &&
+	      si.segs_in > 0 && ci.notsent_bytes == 0,
+	      "sent %llu segs %u/%u notsent %u",
+	      (unsigned long long)ci.bytes_sent, ci.segs_out, si.segs_in,
+	      ci.notsent_bytes);
+	close(s);
+	close(c);
+}
+
+/*
+ * SO_RCVLOWAT: poll() reports readable only from that many bytes on, and
+ * a blocking recv() waits for them.  SO_SNDLOWAT cannot be set (Linux:
+ * ENOPROTOOPT) and reads 1.
+ */
+static void test_so_lowat(void)
+{
+	char buf[200];
+	int c, s, err;
+
+	net_pair(&c, &s);
+	sockopt_set(s, SOL_SOCKET, SO_RCVLOWAT, 100);
+	CHECK(sockopt_get(s, SOL_SOCKET, SO_RCVLOWAT) == 100, "SO_RCVLOWAT");
+	send_pattern(c, 50, 59, 0);
+	CHECK(wait_fd(s, POLLIN, 300) == 0, "readable with 50 of 100 bytes");
+	send_pattern(c, 60, 59, 50);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "not readable at 110");
+	CHECK(recv(s, buf, sizeof(buf), 0) == 110, "recv: %s",
+	      strerror(errno));
+	CHECK(pattern_check(buf, 110, 59, 0) < 0, "bytes differ");
+
+	err = set_int_errno(c, SOL_SOCKET, SO_SNDLOWAT, 100);
+	CHECK(err == ENOPROTOOPT, "SO_SNDLOWAT set: %s", strerror(err));
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_SNDLOWAT) == 1, "SO_SNDLOWAT");
+	close(s);
+	close(c);
+}
+
+/*
+ * TCP_NOTSENT_LOWAT: with the peer not reading, a sender with a 16 KiB
+ * bound is told "no room" long before one without, and poll() shows
+ * POLLOUT again once the peer reads.
+ */
+static void test_tcp_notsent_lowat(void)
+{
+	size_t plain, bounded;
+	int c, s;
+
+	net_pair(&c, &s);
+	plain = fill_until_eagain(c, 61);
+	recv_pattern(s, plain, 61, 0);
+	close(s);
+	close(c);
+
+	net_pair(&c, &s);
+	sockopt_set(c, IPPROTO_TCP, TCP_NOTSENT_LOWAT, 16384);
+	bounded = fill_until_eagain(c, 67);
+	tap_diag("sent before EAGAIN: %zu bytes unbounded, %zu with a 16 KiB bound",
+		 plain, bounded);
+	CHECK(bounded < plain, "the bound made no difference (%zu, %zu)",
+	      bounded, plain);
+	CHECK(!(wait_fd(c, POLLOUT, 0) & POLLOUT), "POLLOUT at EAGAIN");
+	recv_pattern(s, bounded, 67, 0);
+	CHECK(wait_fd(c, POLLOUT, WAIT_MS) & POLLOUT,
+	      "no POLLOUT after the peer read everything");
+	close(s);
+	close(c);
+}
+
+/* Messages (SDP) or data segments (TCP) that have carried data to @fd. */
+static unsigned int data_msgs_in(int fd)
+{
+	struct test_tcp_info ti;
+
+	CHECK_OK(test_tcp_info(fd, &ti));
+	return ti.data_segs_in;
+}
+
+/* @n writes of @size bytes back to back; returns messages received. */
+static unsigned int small_writes(bool nodelay, int n, size_t size)
+{
+	char buf[64];
+	unsigned int msgs;
+	int c, s, i;
+
+	net_pair(&c, &s);
+	sockopt_set(c, IPPROTO_TCP, TCP_NODELAY, nodelay);
+	pattern_fill(buf, size, 71, 0);
+	for (i = 0; i < n; i++)
+		CHECK(send(c, buf, size, 0) == (ssize_t)size, "send %d: %s", i,
+		      strerror(errno));
+	for (i = 0; i < n; i++)
+		recv_pattern(s, size, 71, 0);
+	msgs = data_msgs_in(s);
+	close(s);
+	close(c);
+	return msgs;
+}
+
+/*
+ * Small writes are coalesced while earlier data is in flight (Nagle), as
+ * on TCP: 2000 writes of 64 bytes arrive in fewer messages (segments).
+ * With TCP_NODELAY each write is its own message on SDP (TCP may still
+ * coalesce under its own send-queue pressure, so only SDP is held to it).
+ */
+static void test_small_writes_coalesced(void)
+{
+	const int n = 2000;
+	unsigned int nagle, nodelay;
+
+	nagle = small_writes(false, n, 64);
+	nodelay = small_writes(true, n, 64);
+	tap_diag("%d writes arrived in %u messages, %u with TCP_NODELAY", n,
+		 nagle, nodelay);
+	CHECK(nagle > 0 && nagle < (unsigned int)n,
+	      "%d small writes took %u messages", n, nagle);
+	if (test_is_sdp())
+		CHECK(nodelay == (unsigned int)n,
+		      "TCP_NODELAY: %d writes took %u messages", n, nodelay);
+}
+
 /* send(MSG_MORE) then a plain send(): everything arrives, in order. */
 static void test_msg_more(void)
 {
@@ -2501,6 +2772,11 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_so_sndtimeo),
 	TAP_TEST(test_buffer_sizes),
 	TAP_TEST(test_tcp_nodelay_cork),
+	TAP_TEST(test_tcp_options_programs_set),
+	TAP_TEST(test_tcp_info_counters),
+	TAP_TEST(test_so_lowat),
+	TAP_TEST(test_tcp_notsent_lowat),
+	TAP_TEST(test_small_writes_coalesced),
 	TAP_TEST(test_msg_more),
 	TAP_TEST(test_so_keepalive),
 	TAP_TEST(test_poll_readiness),

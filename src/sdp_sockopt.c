@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- socket options: SOL_SDP, and the SOL_TCP
+ * options that programs written for TCP set.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * A program moved from TCP to SDP (natively or by libsdp) sets the TCP
+ * options it always set, and some treat an error as fatal.  Every option
+ * below is therefore accepted with TCP's argument checks and errors, and
+ * reads back as TCP would read it back; what it means on SDP is in the
+ * table of sdp(7) and Documentation/networking/sdp.rst:
+ *   TCP_NODELAY, TCP_CORK      batching of small sends (sdp_tx.c);
+ *   TCP_INFO                   struct tcp_info with the fields that have
+ *                              an SDP meaning (sdp_tcp_info());
+ *   TCP_MAXSEG                 reads the payload of one SDP message;
+ *                              a value set is checked and kept;
+ *   TCP_NOTSENT_LOWAT          bounds the bytes not yet posted, as TCP
+ *                              bounds those not yet sent (sdp_tx.c);
+ *   TCP_CONGESTION             reads "sdp" (credit-based flow control,
+ *                              no congestion control); a name set is
+ *                              accepted and has no effect;
+ *   TCP_QUICKACK, TCP_DEFER_ACCEPT, TCP_KEEPIDLE, TCP_KEEPINTVL,
+ *   TCP_KEEPCNT, TCP_USER_TIMEOUT, TCP_SYNCNT, TCP_FASTOPEN,
+ *   TCP_FASTOPEN_CONNECT       checked and kept, no effect on SDP.
+ * Other SOL_TCP names fail with ENOPROTOOPT.  All values are under
+ * lock_sock(); an accepted socket inherits its listener's.
+ */
+#include <linux/tcp.h>
+#include <net/tcp.h>
+
+#include "sdp.h"
+
+#define SDP_HDR			sizeof(struct sdp_bsdh)
+/* What TCP_CONGESTION reads: no TCP congestion control runs. */
+static const char sdp_congestion_name[TCP_CA_NAME_MAX] = "sdp";
+
+/* Payload bytes of one message: what TCP_MAXSEG and TCP_INFO report. */
+static u32 sdp_payload_size(const struct sdp_sock *ssk)
+{
+	u32 max = READ_ONCE(ssk->tx_max);
+
+	return (max > SDP_HDR ? max : SDP_BUF_SIZE) - SDP_HDR;
+}
+
+/*
+ * TCP_DEFER_ACCEPT is kept as TCP keeps it, a number of SYN-ACK
+ * retransmissions, so that it reads back rounded as on TCP: from @secs
+ * with a 1 s first timeout doubling up to TCP_RTO_MAX.
+ */
+static u8 sdp_secs_to_retrans(int secs)
+{
+	int timeout = TCP_TIMEOUT_INIT / HZ, period = timeout;
+	u8 res = 0;
+
+	if (secs <= 0)
+		return 0;
+	res = 1;
+	while (secs > period && res < 255) {
+		res++;
+		timeout <<= 1;
+		if (timeout > TCP_RTO_MAX / HZ)
+			timeout = TCP_RTO_MAX / HZ;
+		period += timeout;
+	}
+	return res;
+}
+
+static int sdp_retrans_to_secs(u8 retrans)
+{
+	int timeout = TCP_TIMEOUT_INIT / HZ, period = 0;
+
+	while (retrans--) {
+		period += timeout;
+		timeout <<= 1;
+		if (timeout > TCP_RTO_MAX / HZ)
+			timeout = TCP_RTO_MAX / HZ;
+	}
+	return period;
+}
+
+static int sdp_set_congestion(sockptr_t optval, unsigned int optlen)
+{
+	char name[TCP_CA_NAME_MAX];
+	long n;
+
+	if (optlen < 1)
+		return -EINVAL;
+	n = strncpy_from_sockptr(name, optval,
+				 min_t(long, TCP_CA_NAME_MAX - 1, optlen));
+	if (n < 0)
+		return -EFAULT;
+	return 0;	/* accepted, no congestion control to choose */
+}
+
+static int sdp_setsockopt_sdp(struct sdp_sock *ssk, int optname, int val)
+{
+	if (optname != SDP_ZCOPY_THRESH)
+		return -ENOPROTOOPT;	/* SDP_INFO is read-only */
+	if (val < 0)
+		return -EINVAL;
+	lock_sock(&ssk->sk);
+	ssk->zc_thresh = val;
+	release_sock(&ssk->sk);
+	return 0;
+}
+
+/* Options with an effect on the data path; lock_sock() held. */
+static int sdp_setsockopt_tx(struct sdp_sock *ssk, int optname, int val)
+{
+	spin_lock_bh(&ssk->lock);
+	switch (optname) {
+	case TCP_NODELAY:
+		assign_bit(SDP_O_NODELAY, &ssk->opts, val);
+		if (val && test_bit(SDP_F_QP, &ssk->flags))
+			sdp_tx_flush(ssk);
+		break;
+	case TCP_CORK:
+		assign_bit(SDP_O_CORK, &ssk->opts, val);
+		if (!val && test_bit(SDP_F_QP, &ssk->flags))
+			sdp_tx_flush(ssk);
+		break;
+	case TCP_NOTSENT_LOWAT:
+		WRITE_ONCE(ssk->tcp.notsent_lowat, val);
+		break;
+	}
+	spin_unlock_bh(&ssk->lock);
+	/* A larger bound may let a waiting writer go on. */
+	if (optname == TCP_NOTSENT_LOWAT)
+		ssk->sk.sk_write_space(&ssk->sk);
+	return 0;
+}
+
+int sdp_setsockopt(struct socket *sock, int level, int optname,
+		   sockptr_t optval, unsigned int optlen)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_tcp_opts *t = &ssk->tcp;
+	int val, err = 0;
+
+	if (level != SOL_TCP && level != SOL_SDP)
+		return -ENOPROTOOPT;
+	if (level == SOL_TCP && optname == TCP_CONGESTION)
+		return sdp_set_congestion(optval, optlen);
+	if (optlen < sizeof(int))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+	if (level == SOL_SDP)
+		return sdp_setsockopt_sdp(ssk, optname, val);
+
+	lock_sock(sk);
+	switch (optname) {
+	case TCP_NODELAY:
+	case TCP_CORK:
+	case TCP_NOTSENT_LOWAT:
+		err = sdp_setsockopt_tx(ssk, optname, val);
+		break;
+	case TCP_MAXSEG:
+		if (val && (val < TCP_MIN_MSS || val > MAX_TCP_WINDOW))
+			err = -EINVAL;
+		else
+			t->maxseg = val;
+		break;
+	case TCP_QUICKACK:
+		t->quickack_off = !val;
+		break;
+	case TCP_DEFER_ACCEPT:
+		t->defer_accept = sdp_secs_to_retrans(val);
+		break;
+	case TCP_KEEPIDLE:
+		if (val < 1 || val > MAX_TCP_KEEPIDLE)
+			err = -EINVAL;
+		else
+			t->keepidle = val;
+		break;
+	case TCP_KEEPINTVL:
+		if (val < 1 || val > MAX_TCP_KEEPINTVL)
+			err = -EINVAL;
+		else
+			t->keepintvl = val;
+		break;
+	case TCP_KEEPCNT:
+		if (val < 1 || val > MAX_TCP_KEEPCNT)
+			err = -EINVAL;
+		else
+			t->keepcnt = val;
+		break;
+	case TCP_USER_TIMEOUT:
+		if (val < 0)
+			err = -EINVAL;
+		else
+			t->user_timeout = val;
+		break;
+	case TCP_SYNCNT:
+		if (val < 1 || val > MAX_TCP_SYNCNT)
+			err = -EINVAL;
+		else
+			t->syncnt = val;
+		break;
+	case TCP_FASTOPEN:
+		if (val < 0)
+			err = -EINVAL;
+		else
+			t->fastopen = val;
+		break;
+	case TCP_FASTOPEN_CONNECT:
+		if (val > 1 || val < 0)
+			err = -EINVAL;
+		else if (sk->sk_state != TCP_CLOSE)
+			err = -EINVAL;
+		else
+			t->fastopen_connect = val;
+		break;
+	default:
+		err = -ENOPROTOOPT;
+		break;
+	}
+	release_sock(sk);
+	return err;
+}
+
+/*
+ * TCP_INFO: the fields that have an SDP meaning, the rest 0.  A message
+ * plays the part of a segment: the MSS is its payload, unacked counts
+ * messages posted whose send has not completed, the congestion window is
+ * the peer's credits (its posted receive buffers).  No RTT is measured.
+ */
+static void sdp_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
+{
+	const struct sdp_sock_stats *st = &ssk->stats;
+	u64 in_flight;
+
+	memset(ti, 0, sizeof(*ti));
+	ti->tcpi_state = inet_sk_state_load(&ssk->sk);
+	ti->tcpi_snd_mss = sdp_payload_size(ssk);
+	ti->tcpi_rcv_mss = SDP_BUF_SIZE - SDP_HDR;
+	ti->tcpi_advmss = SDP_BUF_SIZE - SDP_HDR;
+	ti->tcpi_pmtu = SDP_BUF_SIZE;
+	ti->tcpi_snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	ti->tcpi_rcv_ssthresh = TCP_INFINITE_SSTHRESH;
+	ti->tcpi_reordering = 0;
+	if (!test_bit(SDP_F_QP, &ssk->flags))
+		return;
+
+	spin_lock_bh(&ssk->lock);
+	ti->tcpi_unacked = ssk->tx_post - ssk->tx_tail;
+	ti->tcpi_snd_cwnd = max(ssk->tx_credits, 0);
+	ti->tcpi_rcv_space = ssk->rx_count * (SDP_BUF_SIZE - SDP_HDR);
+	ti->tcpi_notsent_bytes = ssk->tx_unposted + ssk->tx_fill;
+	in_flight = ssk->tx_bytes - ssk->tx_fill - ssk->tx_unposted;
+	ti->tcpi_bytes_sent = st->cnt[SDP_SC_BCOPY_TX_BYTES] +
+			      st->cnt[SDP_SC_ZCOPY_TX_BYTES];
+	ti->tcpi_bytes_acked = ti->tcpi_bytes_sent - in_flight;
+	ti->tcpi_bytes_received = st->cnt[SDP_SC_BCOPY_RX_BYTES] +
+				  st->cnt[SDP_SC_ZCOPY_RX_BYTES];
+	ti->tcpi_data_segs_out = st->cnt[SDP_SC_BCOPY_TX_MSGS] +
+				 st->cnt[SDP_SC_SRCAVAIL_TX];
+	ti->tcpi_data_segs_in = st->cnt[SDP_SC_BCOPY_RX_MSGS] +
+				st->cnt[SDP_SC_SRCAVAIL_RX];
+	ti->tcpi_segs_out = ti->tcpi_data_segs_out +
+			    st->cnt[SDP_SC_CREDIT_UPDATES_TX];
+	ti->tcpi_segs_in = ti->tcpi_data_segs_in +
+			   st->cnt[SDP_SC_CREDIT_UPDATES_RX];
+	spin_unlock_bh(&ssk->lock);
+}
+
+static int sdp_put_opt(char __user *optval, int __user *optlen,
+		       const void *val, unsigned int size, int len)
+{
+	len = min_t(unsigned int, len, size);
+	if (put_user(len, optlen) || copy_to_user(optval, val, len))
+		return -EFAULT;
+	return 0;
+}
+
+static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
+			      char __user *optval, int __user *optlen, int len)
+{
+	struct sdp_info info;
+	int val;
+
+	switch (optname) {
+	case SDP_ZCOPY_THRESH:
+		val = READ_ONCE(ssk->zc_thresh);
+		return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
+	case SDP_INFO:
+		spin_lock_bh(&ssk->lock);
+		sdp_stats_to_info(&ssk->stats, &info);
+		spin_unlock_bh(&ssk->lock);
+		return sdp_put_opt(optval, optlen, &info, sizeof(info), len);
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
+/* The int-valued SOL_TCP options, as TCP reads them back. */
+static int sdp_getsockopt_int(struct sdp_sock *ssk, int optname, int *val)
+{
+	const struct sdp_tcp_opts *t = &ssk->tcp;
+	struct net *net = sock_net(&ssk->sk);
+	int state = inet_sk_state_load(&ssk->sk);
+
+	switch (optname) {
+	case TCP_NODELAY:
+		*val = test_bit(SDP_O_NODELAY, &ssk->opts);
+		break;
+	case TCP_CORK:
+		*val = test_bit(SDP_O_CORK, &ssk->opts);
+		break;
+	case TCP_MAXSEG:
+		*val = sdp_payload_size(ssk);
+		if (t->maxseg && ((1 << state) & (TCPF_CLOSE | TCPF_LISTEN)))
+			*val = t->maxseg;
+		break;
+	case TCP_NOTSENT_LOWAT:
+		*val = READ_ONCE(t->notsent_lowat);
+		break;
+	case TCP_QUICKACK:
+		*val = !t->quickack_off;
+		break;
+	case TCP_DEFER_ACCEPT:
+		*val = sdp_retrans_to_secs(t->defer_accept);
+		break;
+	case TCP_KEEPIDLE:
+		*val = t->keepidle ? :
+		       READ_ONCE(net->ipv4.sysctl_tcp_keepalive_time) / HZ;
+		break;
+	case TCP_KEEPINTVL:
+		*val = t->keepintvl ? :
+		       READ_ONCE(net->ipv4.sysctl_tcp_keepalive_intvl) / HZ;
+		break;
+	case TCP_KEEPCNT:
+		*val = t->keepcnt ? :
+		       READ_ONCE(net->ipv4.sysctl_tcp_keepalive_probes);
+		break;
+	case TCP_USER_TIMEOUT:
+		*val = t->user_timeout;
+		break;
+	case TCP_SYNCNT:
+		*val = t->syncnt ? :
+		       READ_ONCE(net->ipv4.sysctl_tcp_syn_retries);
+		break;
+	case TCP_FASTOPEN:
+		*val = t->fastopen;
+		break;
+	case TCP_FASTOPEN_CONNECT:
+		*val = t->fastopen_connect;
+		break;
+	default:
+		return -ENOPROTOOPT;
+	}
+	return 0;
+}
+
+int sdp_getsockopt(struct socket *sock, int level, int optname,
+		   char __user *optval, int __user *optlen)
+{
+	struct sdp_sock *ssk = sdp_sk(sock->sk);
+	struct tcp_info info;
+	int val, len, err;
+
+	if (level != SOL_TCP && level != SOL_SDP)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	if (level == SOL_SDP)
+		return sdp_getsockopt_sdp(ssk, optname, optval, optlen, len);
+
+	switch (optname) {
+	case TCP_INFO:
+		sdp_tcp_info(ssk, &info);
+		return sdp_put_opt(optval, optlen, &info, sizeof(info), len);
+	case TCP_CONGESTION:
+		/* As TCP: the whole zero-padded name buffer. */
+		return sdp_put_opt(optval, optlen, sdp_congestion_name,
+				   sizeof(sdp_congestion_name), len);
+	}
+	lock_sock(sock->sk);
+	err = sdp_getsockopt_int(ssk, optname, &val);
+	release_sock(sock->sk);
+	if (err)
+		return err;
+	return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
+}
