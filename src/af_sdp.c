@@ -509,6 +509,9 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 				mask |= EPOLLOUT | EPOLLWRNORM;
 		}
 	}
+	/* Urgent data not read yet (sdp_rx.c). */
+	if (READ_ONCE(ssk->urg_state) == SDP_URG_VALID)
+		mask |= EPOLLPRI;
 	if (READ_ONCE(sk->sk_err))
 		mask |= EPOLLERR;
 	return mask;
@@ -535,7 +538,9 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		spin_unlock_bh(&ssk->lock);
 		break;
 	case SIOCATMARK:
-		answ = 0;	/* no urgent data: MSG_OOB is not supported */
+		spin_lock_bh(&ssk->lock);
+		answ = ssk->urg_state != SDP_URG_NONE && !ssk->urg_ahead;
+		spin_unlock_bh(&ssk->lock);
 		break;
 	default:
 		return -ENOIOCTLCMD;

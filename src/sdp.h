@@ -75,6 +75,7 @@ extern struct workqueue_struct *sdp_wq;
  * @off: rx: bytes of @len already read
  * @mid: rx: SDP_MID_DATA or SDP_MID_SRCAVAIL while queued;
  *	tx: the message id the slot carries; ctrl: the one posted
+ * @flags: tx: the BSDH flags of the message (SDP_OOB_*)
  */
 struct sdp_buf {
 	struct ib_cqe cqe;
@@ -84,6 +85,14 @@ struct sdp_buf {
 	u32 len;
 	u32 off;
 	u8 mid;
+	u8 flags;
+};
+
+/* sdp_sock::urg_state: urgent data, as TCP's urg_data (sdp_rx.c) */
+enum {
+	SDP_URG_NONE,		/* no urgent mark ahead of the reader */
+	SDP_URG_VALID,		/* urgent byte received, not read yet */
+	SDP_URG_READ,		/* ... read with MSG_OOB; the mark stays */
 };
 
 /*
@@ -272,6 +281,9 @@ struct sdp_zc_pages {
  * @rx_mseq_last: mseq of the last message received
  * @rx_mseq_limit: highest mseq the peer may send given our adverts
  * @rx_bytes: unread payload bytes in @rx_queue
+ * @urg_ahead: unread bytes before the urgent mark; under @lock
+ * @urg_state: SDP_URG_*; under @lock, read locklessly by poll()
+ * @urg_byte: the urgent byte (SDP_URG_VALID); under @lock
  * @tx_ring: @tx_count send buffer descriptors for data
  * @tx_alloc: buffers allocated in @tx_ring: 0 until the first send,
  *	then @tx_count; under lock_sock()
@@ -332,6 +344,9 @@ struct sdp_sock {
 	u32 rx_mseq_last;
 	u32 rx_mseq_limit;
 	u32 rx_bytes;
+	u32 urg_ahead;
+	u8 urg_state;
+	u8 urg_byte;
 
 	struct sdp_buf *tx_ring;
 	unsigned int tx_count;
@@ -501,6 +516,7 @@ int sdp_tx_ring_alloc(struct sdp_sock *ssk);
 int sdp_tx_ring_ready(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
+void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n);
 
 /* sdp_sockopt.c */
 int sdp_setsockopt(struct socket *sock, int level, int optname,

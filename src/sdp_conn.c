@@ -56,6 +56,7 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 {
 	ssk->rx_posted = 0;
 	ssk->rx_bytes = 0;
+	ssk->urg_state = SDP_URG_NONE;
 	ssk->rx_mseq_last = 0;
 	ssk->rx_mseq_limit = 0;
 	ssk->tx_head = 0;

@@ -153,6 +153,42 @@ void sdp_rx_purge(struct sdp_sock *ssk)
 	spin_unlock_bh(&ssk->lock);
 }
 
+/*
+ * Urgent data, with TCP's semantics, carried as the SDP spec carries it:
+ * the last payload byte of a Data message whose BSDH has OOB_PRES is the
+ * urgent byte.  Unless SO_OOBINLINE is set it leaves the stream (the
+ * buffer loses its last byte) and recv(MSG_OOB) returns it, once.  Either
+ * way it sets a mark: reads stop there (SIOCATMARK is then true), poll()
+ * reports EPOLLPRI until the byte is read, and the socket's owner gets
+ * SIGURG.  A later urgent byte replaces an earlier one, as on TCP.
+ * ssk->lock held.
+ */
+static void sdp_rx_urg(struct sdp_sock *ssk, struct sdp_buf *b)
+{
+	struct sock *sk = &ssk->sk;
+	u8 *data = b->data + sizeof(struct sdp_bsdh);
+
+	ssk->urg_byte = data[b->len - 1];
+	ssk->urg_state = SDP_URG_VALID;
+	ssk->urg_ahead = ssk->rx_bytes + b->len - 1;
+	if (!sock_flag(sk, SOCK_URGINLINE))
+		b->len--;
+	sk_send_sigurg(sk);
+	sk->sk_data_ready(sk);	/* EPOLLPRI, even with no byte queued */
+}
+
+/* The reader consumed @n bytes: past the urgent mark, it is gone. */
+void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (ssk->urg_state == SDP_URG_NONE)
+		return;
+	if (n > ssk->urg_ahead)
+		WRITE_ONCE(ssk->urg_state, SDP_URG_NONE);
+	else
+		ssk->urg_ahead -= n;
+}
+
 /* Is @a after @b in mseq space (wrapping)? */
 static bool sdp_mseq_after(u32 a, u32 b)
 {
@@ -224,8 +260,12 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		b->mid = SDP_MID_DATA;
 		b->len = payload;
 		b->off = 0;
+		if (h->flags & SDP_OOB_PRES)
+			sdp_rx_urg(ssk, b);
+		if (!b->len)
+			return false;	/* it held only the urgent byte */
 		list_add_tail(&b->node, &ssk->rx_queue);
-		ssk->rx_bytes += payload;
+		ssk->rx_bytes += b->len;
 		return true;
 	case SDP_MID_DISCONN:
 		sdp_close_disconn_rcvd(ssk);
@@ -342,18 +382,65 @@ static struct sdp_buf *sdp_rx_find(struct sdp_sock *ssk, size_t skip,
 	return NULL;
 }
 
+/*
+ * How much of @want a read @peeked bytes ahead may take before the urgent
+ * mark; 0 when it is at the mark.  ssk->lock held.
+ */
+static size_t sdp_rx_urg_limit(struct sdp_sock *ssk, size_t peeked,
+			       size_t want)
+{
+	if (ssk->urg_state == SDP_URG_NONE || peeked > ssk->urg_ahead)
+		return want;
+	return min_t(size_t, want, ssk->urg_ahead - peeked);
+}
+
+/* recv(MSG_OOB): the urgent byte, as tcp_recv_urg() gives it. */
+static int sdp_recv_urg(struct sock *sk, struct msghdr *msg, size_t len,
+			int flags)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int state, ret;
+	u8 c;
+
+	spin_lock_bh(&ssk->lock);
+	state = ssk->urg_state;
+	c = ssk->urg_byte;
+	if (state == SDP_URG_VALID && !(flags & MSG_PEEK))
+		WRITE_ONCE(ssk->urg_state, SDP_URG_READ);
+	spin_unlock_bh(&ssk->lock);
+
+	if (sock_flag(sk, SOCK_URGINLINE) || state == SDP_URG_READ)
+		return -EINVAL;
+	if (state == SDP_URG_VALID) {
+		msg->msg_flags |= MSG_OOB;
+		if (!len) {
+			msg->msg_flags |= MSG_TRUNC;
+			return 0;
+		}
+		if (!(flags & MSG_TRUNC) && copy_to_iter(&c, 1, &msg->msg_iter) != 1)
+			ret = -EFAULT;
+		else
+			ret = 1;
+		return ret;
+	}
+	if (sk->sk_state == TCP_LISTEN)
+		return -ENOTCONN;
+	/* No urgent data: EINVAL, as TCP without urgent data pending. */
+	return -EINVAL;
+}
+
 int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sdp_sock *ssk = sdp_sk(sk);
 	bool peek = flags & MSG_PEEK;
-	size_t copied = 0, peeked = 0;
+	size_t copied = 0, peeked = 0, lim;
 	int target, err = 0;
 	long timeo;
 
 	if (flags & MSG_OOB)
-		return -EOPNOTSUPP;
+		return sdp_recv_urg(sk, msg, len, flags);
 	if (sk->sk_state == TCP_LISTEN)
 		return -ENOTCONN;
 
@@ -371,10 +458,17 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		 */
 		spin_lock_bh(&ssk->lock);
 		b = sdp_rx_find(ssk, peeked, &off);
+		lim = sdp_rx_urg_limit(ssk, peeked, len - copied);
 		spin_unlock_bh(&ssk->lock);
+		/* At the urgent mark: stop, unless it is where we started. */
+		if (!lim) {
+			if (copied)
+				break;
+			lim = len - copied;
+		}
 
 		if (b && b->mid == SDP_MID_SRCAVAIL) {
-			int n = sdp_zc_recv(sk, msg, b, len - copied, flags);
+			int n = sdp_zc_recv(sk, msg, b, lim, flags);
 
 			if (n < 0) {
 				err = n;
@@ -386,7 +480,7 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 			continue;
 		}
 		if (b) {
-			n = min_t(size_t, b->len - off, len - copied);
+			n = min_t(size_t, b->len - off, lim);
 			if (copy_to_iter(b->data + sizeof(struct sdp_bsdh) + off,
 					 n, &msg->msg_iter) != n) {
 				err = -EFAULT;
@@ -399,6 +493,7 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 				spin_lock_bh(&ssk->lock);
 				b->off += n;
 				ssk->rx_bytes -= n;
+				sdp_rx_urg_advance(ssk, n);
 				if (b->off == b->len)
 					sdp_rx_consumed(ssk, b);
 				spin_unlock_bh(&ssk->lock);

@@ -229,6 +229,8 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
 		sdp_fill_bsdh(ssk, b->data, b->mid, SDP_HDR + b->len, true);
+		if (b->mid == SDP_MID_DATA)
+			((struct sdp_bsdh *)b->data)->flags = b->flags;
 		if (sdp_post_send(ssk, b, SDP_HDR + b->len, NULL)) {
 			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 			return;
@@ -280,14 +282,18 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 		sdp_post_ctrl(ssk, SDP_MID_DATA);
 }
 
-/* Commit the slot being filled, if any, and send.  ssk->lock held. */
-void sdp_tx_flush(struct sdp_sock *ssk)
+/*
+ * Commit the slot being filled, if any, with BSDH @flags (SDP_OOB_* for
+ * urgent data, sdp_sendmsg_locked()), and send.  ssk->lock held.
+ */
+static void sdp_tx_flush_flags(struct sdp_sock *ssk, u8 flags)
 {
 	lockdep_assert_held(&ssk->lock);
 	if (ssk->tx_fill) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
 
 		b->mid = SDP_MID_DATA;
+		b->flags = flags;
 		b->len = ssk->tx_fill;
 		ssk->tx_head++;
 		ssk->tx_unposted += ssk->tx_fill;
@@ -295,6 +301,12 @@ void sdp_tx_flush(struct sdp_sock *ssk)
 	}
 	clear_bit(SDP_F_NAGLE, &ssk->flags);
 	sdp_tx_try_control(ssk);
+}
+
+/* Commit the slot being filled, if any, and send.  ssk->lock held. */
+void sdp_tx_flush(struct sdp_sock *ssk)
+{
+	sdp_tx_flush_flags(ssk, 0);
 }
 
 /*
@@ -438,13 +450,11 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	bool more = msg->msg_flags & MSG_MORE;
-	bool zc_off = false;
+	bool oob = msg->msg_flags & MSG_OOB;
+	bool zc_off = oob;	/* urgent data goes in Data messages */
 	size_t copied = 0;
 	long timeo;
 	int err = 0;
-
-	if (msg->msg_flags & MSG_OOB)
-		return -EOPNOTSUPP;
 
 	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
 	if (!((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
@@ -509,14 +519,22 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		spin_lock_bh(&ssk->lock);
 		ssk->tx_fill += n;
 		ssk->tx_bytes += n;
-		if (SDP_HDR + ssk->tx_fill == ssk->tx_max)
+		/* The slot with an urgent last byte is committed below. */
+		if (SDP_HDR + ssk->tx_fill == ssk->tx_max &&
+		    !(oob && copied == len))
 			sdp_tx_flush(ssk);
 		spin_unlock_bh(&ssk->lock);
 	}
 
 out:
 	spin_lock_bh(&ssk->lock);
-	if (more || test_bit(SDP_O_CORK, &ssk->opts)) {
+	if (oob && copied) {
+		/*
+		 * As TCP: the last byte written is urgent, and goes at once,
+		 * corked or not; the message carrying it has OOB_PRES.
+		 */
+		sdp_tx_flush_flags(ssk, SDP_OOB_PRES | SDP_OOB_PEND);
+	} else if (more || test_bit(SDP_O_CORK, &ssk->opts)) {
 		clear_bit(SDP_F_NAGLE, &ssk->flags);	/* held for MSG_MORE */
 		sdp_tx_try_control(ssk);
 	} else if (sdp_tx_nagle(ssk)) {

@@ -806,6 +806,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		/* sdp_zc_rd_report() has told the peer already. */
 		b->off += len;
 		ssk->rx_bytes -= len;
+		sdp_rx_urg_advance(ssk, len);
 		sdp_stat_rdma_read(ssk, len);
 		sdp_stat_zcopy_rx(ssk, len);
 		if (b->off == b->len)

@@ -2703,8 +2703,7 @@ static void test_recv_sa_restart(void)
 /*
  * MSG_OOB: the urgent byte is signalled (POLLPRI), read apart with
  * recv(MSG_OOB) (once: then EINVAL) and not in the stream; normal reads
- * stop at the mark, where SIOCATMARK becomes true.  SDP may not support
- * urgent data: send(MSG_OOB) then fails with EOPNOTSUPP.
+ * stop at the mark, where SIOCATMARK becomes true.
  */
 static void test_urgent_data(void)
 {
@@ -2714,10 +2713,9 @@ static void test_urgent_data(void)
 
 	net_pair(&c, &s);
 	CHECK(write_all(c, "abc", 3) == 3, "write: %s", strerror(errno));
+	CHECK_ERRNO(recv(s, &ch, 1, MSG_OOB), EINVAL);	/* none yet */
 	errno = 0;
 	r = send(c, "X", 1, MSG_OOB);
-	if (r < 0 && errno == EOPNOTSUPP && test_is_sdp())
-		tap_skip("SDP does not support urgent data (MSG_OOB: EOPNOTSUPP)");
 	CHECK(r == 1, "send(MSG_OOB): %zd %s", r, errname(errno));
 	CHECK(write_all(c, "def", 3) == 3, "write: %s", strerror(errno));
 
@@ -2736,6 +2734,81 @@ static void test_urgent_data(void)
 	CHECK_ERRNO(recv(s, buf, 1, MSG_DONTWAIT), EAGAIN);
 	close(s);
 	close(c);
+}
+
+/*
+ * SO_OOBINLINE: the urgent byte stays in the stream (recv(MSG_OOB) is
+ * EINVAL); reads still stop at the mark, which is at the urgent byte.
+ * Of a multi-byte send(MSG_OOB) only the last byte is urgent.
+ */
+static void test_urgent_inline(void)
+{
+	char buf[16], ch;
+	int c, s, mark = -1;
+	ssize_t r;
+
+	net_pair(&c, &s);
+	sockopt_set(s, SOL_SOCKET, SO_OOBINLINE, 1);
+	CHECK(write_all(c, "ab", 2) == 2, "write: %s", strerror(errno));
+	CHECK(send(c, "cX", 2, MSG_OOB) == 2, "send(MSG_OOB): %s",
+	      strerror(errno));
+	CHECK(write_all(c, "d", 1) == 1, "write: %s", strerror(errno));
+	CHECK(wait_fd(s, POLLPRI, WAIT_MS) & POLLPRI, "no POLLPRI");
+	CHECK_ERRNO(recv(s, &ch, 1, MSG_OOB), EINVAL);
+	r = recv(s, buf, sizeof(buf), 0);
+	CHECK(r == 3 && !memcmp(buf, "abc", 3), "read up to the mark: %zd", r);
+	CHECK_OK(ioctl(s, SIOCATMARK, &mark));
+	CHECK(mark == 1, "SIOCATMARK %d at the mark", mark);
+	CHECK(read_all(s, buf, 2) == 2 && !memcmp(buf, "Xd", 2),
+	      "the urgent byte inline, then the rest");
+	CHECK_OK(ioctl(s, SIOCATMARK, &mark));
+	CHECK(mark == 0, "SIOCATMARK %d past the mark", mark);
+	close(s);
+	close(c);
+}
+
+static volatile sig_atomic_t sigurgs;
+
+static void on_sigurg(int sig)
+{
+	(void)sig;
+	sigurgs++;
+}
+
+static bool got_sigurg(void *arg)
+{
+	(void)arg;
+	return sigurgs > 0;
+}
+
+/*
+ * SIGURG goes to the socket's owner (F_SETOWN) when urgent data arrives;
+ * not without an owner.  MSG_PEEK reads the urgent byte and leaves it.
+ */
+static void test_urgent_sigurg(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigurg }, old;
+	char ch = 0;
+	int c, s;
+
+	CHECK_OK(sigaction(SIGURG, &sa, &old));
+	net_pair(&c, &s);
+	sigurgs = 0;
+	CHECK(send(c, "A", 1, MSG_OOB) == 1, "send(MSG_OOB): %s",
+	      strerror(errno));
+	CHECK(wait_fd(s, POLLPRI, WAIT_MS) & POLLPRI, "no POLLPRI");
+	CHECK(sigurgs == 0, "SIGURG without an owner");
+	CHECK_OK(fcntl(s, F_SETOWN, getpid()));
+	CHECK(send(c, "B", 1, MSG_OOB) == 1, "send(MSG_OOB): %s",
+	      strerror(errno));
+	CHECK(wait_until(got_sigurg, NULL, WAIT_MS), "no SIGURG");
+	CHECK(recv(s, &ch, 1, MSG_OOB | MSG_PEEK) == 1 && ch == 'B',
+	      "peek %#x", ch);
+	CHECK(recv(s, &ch, 1, MSG_OOB) == 1 && ch == 'B', "read %#x", ch);
+	CHECK(!(wait_fd(s, POLLPRI, 0) & POLLPRI), "POLLPRI after reading");
+	close(s);
+	close(c);
+	CHECK_OK(sigaction(SIGURG, &old, NULL));
 }
 
 static const struct tap_test tests[] = {
@@ -2798,6 +2871,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_recv_sa_restart),
 	/* Urgent data */
 	TAP_TEST(test_urgent_data),
+	TAP_TEST(test_urgent_inline),
+	TAP_TEST(test_urgent_sigurg),
 };
 
 TAP_MAIN(tests)
