@@ -119,6 +119,9 @@ enum {
 	SDP_F_NAGLE,		/* a small write waits in the slot being
 				 * filled for the data in flight (Nagle)
 				 */
+	SDP_F_TX_FILLING,	/* sendmsg() is copying into slot tx_head
+				 * without the lock: only it may commit it
+				 */
 	SDP_F_QUEUED,		/* passive: moved to the accept queue */
 	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
 	SDP_F_HALF_OPEN,	/* passive: counted as half open (sdp_mem.c);
@@ -186,7 +189,7 @@ struct sdp_tcp_opts {
 	int keepidle;
 	int keepintvl;
 	int keepcnt;
-	unsigned int user_timeout;
+	int user_timeout;
 	int syncnt;
 	int fastopen;
 	u32 notsent_lowat;
@@ -398,7 +401,7 @@ static inline void sdp_flags_clear_conn(struct sdp_sock *ssk)
 	int bit;
 
 	lockdep_assert_held(&ssk->lock);
-	for (bit = SDP_F_QP; bit <= SDP_F_NAGLE; bit++)
+	for (bit = SDP_F_QP; bit <= SDP_F_TX_FILLING; bit++)
 		clear_bit(bit, &ssk->flags);
 	WRITE_ONCE(ssk->zc_tx.flags, 0);
 	WRITE_ONCE(ssk->zc_rx.flags, 0);

@@ -498,8 +498,7 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 					sdp_rx_consumed(ssk, b);
 				spin_unlock_bh(&ssk->lock);
 			}
-			if (copied >= target)
-				break;
+			/* As TCP: take what is queued, up to @len or a mark. */
 			continue;
 		}
 

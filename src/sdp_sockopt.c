@@ -93,6 +93,15 @@ static int sdp_set_congestion(sockptr_t optval, unsigned int optlen)
 	return 0;	/* accepted, no congestion control to choose */
 }
 
+/* TCP's range check: @val into *@field if @lo <= @val <= @hi. */
+static int sdp_opt_in(int val, int lo, int hi, int *field)
+{
+	if (val < lo || val > hi)
+		return -EINVAL;
+	*field = val;
+	return 0;
+}
+
 static int sdp_setsockopt_sdp(struct sdp_sock *ssk, int optname, int val)
 {
 	if (optname != SDP_ZCOPY_THRESH)
@@ -157,11 +166,9 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	case TCP_NOTSENT_LOWAT:
 		err = sdp_setsockopt_tx(ssk, optname, val);
 		break;
-	case TCP_MAXSEG:
-		if (val && (val < TCP_MIN_MSS || val > MAX_TCP_WINDOW))
-			err = -EINVAL;
-		else
-			t->maxseg = val;
+	case TCP_MAXSEG:	/* 0: none */
+		err = sdp_opt_in(val, val ? TCP_MIN_MSS : 0, MAX_TCP_WINDOW,
+				 &t->maxseg);
 		break;
 	case TCP_QUICKACK:
 		t->quickack_off = !val;
@@ -170,40 +177,22 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 		t->defer_accept = sdp_secs_to_retrans(val);
 		break;
 	case TCP_KEEPIDLE:
-		if (val < 1 || val > MAX_TCP_KEEPIDLE)
-			err = -EINVAL;
-		else
-			t->keepidle = val;
+		err = sdp_opt_in(val, 1, MAX_TCP_KEEPIDLE, &t->keepidle);
 		break;
 	case TCP_KEEPINTVL:
-		if (val < 1 || val > MAX_TCP_KEEPINTVL)
-			err = -EINVAL;
-		else
-			t->keepintvl = val;
+		err = sdp_opt_in(val, 1, MAX_TCP_KEEPINTVL, &t->keepintvl);
 		break;
 	case TCP_KEEPCNT:
-		if (val < 1 || val > MAX_TCP_KEEPCNT)
-			err = -EINVAL;
-		else
-			t->keepcnt = val;
+		err = sdp_opt_in(val, 1, MAX_TCP_KEEPCNT, &t->keepcnt);
 		break;
 	case TCP_USER_TIMEOUT:
-		if (val < 0)
-			err = -EINVAL;
-		else
-			t->user_timeout = val;
+		err = sdp_opt_in(val, 0, INT_MAX, &t->user_timeout);
 		break;
 	case TCP_SYNCNT:
-		if (val < 1 || val > MAX_TCP_SYNCNT)
-			err = -EINVAL;
-		else
-			t->syncnt = val;
+		err = sdp_opt_in(val, 1, MAX_TCP_SYNCNT, &t->syncnt);
 		break;
 	case TCP_FASTOPEN:
-		if (val < 0)
-			err = -EINVAL;
-		else
-			t->fastopen = val;
+		err = sdp_opt_in(val, 0, INT_MAX, &t->fastopen);
 		break;
 	case TCP_FASTOPEN_CONNECT:
 		if (val > 1 || val < 0)

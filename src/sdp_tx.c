@@ -219,10 +219,47 @@ int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
 	return __sdp_post_ctrl(ssk, mid, NULL, 0, NULL);
 }
 
+/*
+ * Commit the slot being filled, if any, as a message with BSDH @flags;
+ * a write held back in it (SDP_F_NAGLE) is no longer.  ssk->lock held.
+ */
+static void sdp_tx_commit(struct sdp_sock *ssk, u8 flags)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (ssk->tx_fill) {
+		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
+
+		b->mid = SDP_MID_DATA;
+		b->flags = flags;
+		b->len = ssk->tx_fill;
+		ssk->tx_head++;
+		ssk->tx_unposted += ssk->tx_fill;
+		ssk->tx_fill = 0;
+	}
+	clear_bit(SDP_F_NAGLE, &ssk->flags);
+}
+
+/*
+ * May a write held back (SDP_F_NAGLE, sdp_tx_hold()) go now?  Once
+ * nothing waits to be posted, with TCP_NODELAY; once nothing is in flight
+ * either, without.  Not while a sendmsg() copies into its slot (that one
+ * decides when it is done).  ssk->lock held.
+ */
+static bool sdp_tx_release(const struct sdp_sock *ssk)
+{
+	return test_bit(SDP_F_NAGLE, &ssk->flags) &&
+	       !test_bit(SDP_F_TX_FILLING, &ssk->flags) &&
+	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
+	       ssk->tx_post == ssk->tx_head &&
+	       (ssk->tx_tail == ssk->tx_head ||
+		test_bit(SDP_O_NODELAY, &ssk->opts));
+}
+
 /* Post committed data while credits allow.  ssk->lock held. */
 static void sdp_tx_push(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
+again:
 	while (ssk->tx_post != ssk->tx_head &&
 	       ssk->tx_credits >= SDP_DATA_MIN_CREDITS && sdp_tx_usable(ssk)) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
@@ -241,6 +278,12 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 			ssk->tx_unposted -= b->len;
 			sdp_stat_tx_data(ssk, b->len);
 		}
+	}
+	/* All posted: a write held back for that may follow. */
+	if (ssk->tx_fill && sdp_tx_release(ssk) &&
+	    ssk->tx_credits >= SDP_DATA_MIN_CREDITS && sdp_tx_usable(ssk)) {
+		sdp_tx_commit(ssk, 0);
+		goto again;
 	}
 	sdp_stat_tx_credits(ssk);
 }
@@ -288,18 +331,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
  */
 static void sdp_tx_flush_flags(struct sdp_sock *ssk, u8 flags)
 {
-	lockdep_assert_held(&ssk->lock);
-	if (ssk->tx_fill) {
-		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
-
-		b->mid = SDP_MID_DATA;
-		b->flags = flags;
-		b->len = ssk->tx_fill;
-		ssk->tx_head++;
-		ssk->tx_unposted += ssk->tx_fill;
-		ssk->tx_fill = 0;
-	}
-	clear_bit(SDP_F_NAGLE, &ssk->flags);
+	sdp_tx_commit(ssk, flags);
 	sdp_tx_try_control(ssk);
 }
 
@@ -310,16 +342,25 @@ void sdp_tx_flush(struct sdp_sock *ssk)
 }
 
 /*
- * Nagle, as TCP without TCP_NODELAY: a write that leaves a partly
- * filled slot waits there while earlier data has not completed, so that
- * a stream of small writes goes out as few full messages; the last
- * completion sends it (sdp_tx_done()).  ssk->lock held.
+ * Whether a write that leaves a partly filled slot holds it back:
+ * - Nagle, as TCP without TCP_NODELAY: while earlier data has not
+ *   completed, so that a stream of small writes goes out as few full
+ *   messages;
+ * - with or without TCP_NODELAY, while committed messages wait for the
+ *   peer's credits: each message takes a whole receive buffer of the
+ *   peer, so small writes to a peer that does not read would fill both
+ *   rings after a few KiB, where TCP buffers hundreds (TCP, too, sends
+ *   what its window held back as full segments).
+ * sdp_tx_release() says when it goes.  ssk->lock held.
  */
-static bool sdp_tx_nagle(const struct sdp_sock *ssk)
+static bool sdp_tx_hold(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return ssk->tx_fill && ssk->tx_head != ssk->tx_tail &&
-	       !test_bit(SDP_O_NODELAY, &ssk->opts);
+	if (!ssk->tx_fill)
+		return false;
+	return ssk->tx_post != ssk->tx_head ||
+	       (ssk->tx_head != ssk->tx_tail &&
+		!test_bit(SDP_O_NODELAY, &ssk->opts));
 }
 
 /* Nothing posted or waiting to be.  ssk->lock held. */
@@ -358,10 +399,8 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	ssk->tx_tail++;
 	if (b->mid == SDP_MID_DATA)
 		ssk->tx_bytes -= b->len;
-	/* Nothing in flight any more: the write Nagle held back goes. */
-	if (ssk->tx_tail == ssk->tx_head &&
-	    test_bit(SDP_F_NAGLE, &ssk->flags) &&
-	    !test_bit(SDP_F_ABORT, &ssk->flags))
+	/* Nothing in flight any more: a write held back goes. */
+	if (sdp_tx_release(ssk))
 		sdp_tx_flush(ssk);
 	/* As on the receive side, only a non-flush error is ours to act on. */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
@@ -499,6 +538,8 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
 		off = SDP_HDR + ssk->tx_fill;
 		n = min_t(size_t, ssk->tx_max - off, len - copied);
+		/* A completion-time release must wait for this copy. */
+		set_bit(SDP_F_TX_FILLING, &ssk->flags);
 		spin_unlock_bh(&ssk->lock);
 		/*
 		 * Stop where a segment that may go zero-copy begins (at the
@@ -511,12 +552,16 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 
 		/* Slot tx_head is ours alone until it is committed. */
 		if (!copy_from_iter_full(b->data + off, n, &msg->msg_iter)) {
+			spin_lock_bh(&ssk->lock);
+			clear_bit(SDP_F_TX_FILLING, &ssk->flags);
+			spin_unlock_bh(&ssk->lock);
 			err = -EFAULT;
 			goto out_err;
 		}
 		copied += n;
 
 		spin_lock_bh(&ssk->lock);
+		clear_bit(SDP_F_TX_FILLING, &ssk->flags);
 		ssk->tx_fill += n;
 		ssk->tx_bytes += n;
 		/* The slot with an urgent last byte is committed below. */
@@ -537,7 +582,7 @@ out:
 	} else if (more || test_bit(SDP_O_CORK, &ssk->opts)) {
 		clear_bit(SDP_F_NAGLE, &ssk->flags);	/* held for MSG_MORE */
 		sdp_tx_try_control(ssk);
-	} else if (sdp_tx_nagle(ssk)) {
+	} else if (sdp_tx_hold(ssk)) {
 		set_bit(SDP_F_NAGLE, &ssk->flags);
 		sdp_tx_try_control(ssk);
 	} else {
