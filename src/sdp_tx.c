@@ -240,6 +240,20 @@ static void sdp_tx_commit(struct sdp_sock *ssk, u8 flags)
 }
 
 /*
+ * Half the ring or more is in flight (posted, its completion not yet
+ * seen).  With TCP_NODELAY a small write is held back then, as TCP's
+ * autocorking holds one while earlier segments still sit in the device's
+ * queue: otherwise a burst of small writes would take one message (and
+ * one ring slot) each and fill the ring with a few bytes, and writes
+ * would fail with EAGAIN long before the send buffer holds what TCP's
+ * would.  ssk->lock held.
+ */
+static bool sdp_tx_ring_busy(const struct sdp_sock *ssk)
+{
+	return ssk->tx_post - ssk->tx_tail >= max(ssk->tx_count / 2, 1U);
+}
+
+/*
  * May a write held back (SDP_F_NAGLE, sdp_tx_hold()) go now?  Once
  * nothing waits to be posted, with TCP_NODELAY; once nothing is in flight
  * either, without.  Not while a sendmsg() copies into its slot (that one
@@ -252,7 +266,8 @@ static bool sdp_tx_release(const struct sdp_sock *ssk)
 	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
 	       ssk->tx_post == ssk->tx_head &&
 	       (ssk->tx_tail == ssk->tx_head ||
-		test_bit(SDP_O_NODELAY, &ssk->opts));
+		(test_bit(SDP_O_NODELAY, &ssk->opts) &&
+		 !sdp_tx_ring_busy(ssk)));
 }
 
 /* Post committed data while credits allow.  ssk->lock held. */
@@ -350,7 +365,9 @@ void sdp_tx_flush(struct sdp_sock *ssk)
  *   peer's credits: each message takes a whole receive buffer of the
  *   peer, so small writes to a peer that does not read would fill both
  *   rings after a few KiB, where TCP buffers hundreds (TCP, too, sends
- *   what its window held back as full segments).
+ *   what its window held back as full segments);
+ * - with TCP_NODELAY, while half the ring is in flight
+ *   (sdp_tx_ring_busy()).
  * sdp_tx_release() says when it goes.  ssk->lock held.
  */
 static bool sdp_tx_hold(const struct sdp_sock *ssk)
@@ -358,7 +375,7 @@ static bool sdp_tx_hold(const struct sdp_sock *ssk)
 	lockdep_assert_held(&ssk->lock);
 	if (!ssk->tx_fill)
 		return false;
-	return ssk->tx_post != ssk->tx_head ||
+	return ssk->tx_post != ssk->tx_head || sdp_tx_ring_busy(ssk) ||
 	       (ssk->tx_head != ssk->tx_tail &&
 		!test_bit(SDP_O_NODELAY, &ssk->opts));
 }

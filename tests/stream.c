@@ -129,7 +129,28 @@ static int outq(int fd)
 	return v;
 }
 
-/* Write stream @seed nonblocking until EAGAIN; returns the bytes written. */
+/* Sends posted (SDP) or segments sent (TCP) that are not yet acknowledged. */
+static bool in_flight(void *arg)
+{
+	struct test_tcp_info ti;
+
+	CHECK_OK(test_tcp_info(*(int *)arg, &ti));
+	return ti.unacked;
+}
+
+static bool settled(void *arg)
+{
+	return !in_flight(arg) || (wait_fd(*(int *)arg, POLLOUT, 0) & POLLOUT);
+}
+
+/*
+ * Write stream @seed nonblocking until the send buffer is full: EAGAIN
+ * with nothing in flight, so that it stays full until the peer reads.
+ * An EAGAIN while data is in flight is not that yet: the completion of a
+ * send (the ACK of a segment) frees room, and on a slow guest (rxe in a
+ * kworker on 6.12) a fill can outrun every completion.  Returns the bytes
+ * written.
+ */
 static size_t fill_until_eagain(int fd, uint64_t seed)
 {
 	const size_t chunk = 65536, limit = 64 << 20;
@@ -145,7 +166,14 @@ static size_t fill_until_eagain(int fd, uint64_t seed)
 			continue;
 		if (n < 0) {
 			CHECK(errno == EAGAIN, "send: %s", strerror(errno));
-			break;
+			/* Room again, or full with nothing in flight. */
+			CHECK(wait_until(settled, &fd, WAIT_MS),
+			      "EAGAIN: data still in flight after %d ms",
+			      WAIT_MS);
+			if (!in_flight(&fd) &&
+			    !(wait_fd(fd, POLLOUT, 0) & POLLOUT))
+				break;
+			continue;
 		}
 		total += n;
 		CHECK(total < limit, "no EAGAIN after %zu bytes", total);
