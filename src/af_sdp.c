@@ -461,9 +461,15 @@ static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int len;
 
+	/*
+	 * As inet_getname(): the peer of a connection that is closed or not
+	 * yet made is unknown, except to accept() (@peer 2), which wants
+	 * it for a connection reset before it was accepted (it fails with
+	 * ECONNABORTED otherwise).
+	 */
 	lock_sock(sk);
-	if (peer && !(sdp_connected(sk) ||
-		      (peer == 2 && sk->sk_state == TCP_SYN_SENT))) {
+	if (peer && (!ssk->daddr.ss_family ||
+		     (peer == 1 && !sdp_connected(sk)))) {
 		release_sock(sk);
 		return -ENOTCONN;
 	}

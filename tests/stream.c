@@ -693,6 +693,107 @@ static void test_accept_nonblocking_eagain(void)
 	close(l);
 }
 
+/*
+ * A counter that moves when a connection is reset: AbortConnRx of
+ * /proc/net/sdp_stats (an AbortConn arrived), EstabResets of the Tcp
+ * line of /proc/net/snmp (a connection went from ESTABLISHED to CLOSE).
+ */
+static long long reset_counter(void)
+{
+	const char *want = test_is_sdp() ? "AbortConnRx" : "EstabResets";
+	char line[4096], head[4096] = "";
+	long long v = -1;
+	FILE *f;
+
+	f = fopen(test_is_sdp() ? "/proc/net/sdp_stats" : "/proc/net/snmp",
+		  "re");
+	CHECK(f, "counters: %s", strerror(errno));
+	while (v < 0 && fgets(line, sizeof(line), f)) {
+		char *name, *val, *sn, *sv;
+
+		if (test_is_sdp()) {
+			char n[64];
+
+			if (sscanf(line, "%63s %lld", n, &v) != 2 ||
+			    strcmp(n, want))
+				v = -1;
+			continue;
+		}
+		/* snmp: a line of names, then one of values. */
+		if (strncmp(line, "Tcp:", 4))
+			continue;
+		if (!head[0]) {
+			snprintf(head, sizeof(head), "%s", line);
+			continue;
+		}
+		name = strtok_r(head, " \n", &sn);
+		val = strtok_r(line, " \n", &sv);
+		while (name && val && strcmp(name, want)) {
+			name = strtok_r(NULL, " \n", &sn);
+			val = strtok_r(NULL, " \n", &sv);
+		}
+		CHECK(name && val, "no %s in /proc/net/snmp", want);
+		v = atoll(val);
+	}
+	fclose(f);
+	CHECK(v >= 0, "no %s counter", want);
+	return v;
+}
+
+struct reset_wait {
+	long long from;
+	int resets;
+};
+
+static bool resets_seen(void *arg)
+{
+	const struct reset_wait *w = arg;
+
+	return reset_counter() - w->from >= w->resets;
+}
+
+/*
+ * A connection its peer reset before accept() took it: accept() still
+ * returns it, with the peer's address, as TCP does (an abort does not
+ * take it off the queue, and accept() does not fail with ECONNABORTED,
+ * which the syscall gives when the address cannot be had).  The reset
+ * shows on the first recv(); getpeername() then gives ENOTCONN.
+ */
+static void test_accept_after_reset(void)
+{
+	struct sockaddr_storage addr, peer, local;
+	socklen_t len = sizeof(peer);
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct reset_wait w;
+	int l, c, s;
+	char b;
+
+	l = net_listener(&addr, 4, 0);
+	c = net_connect(&addr, 0);
+	local_addr(c, &local);
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) & POLLIN, "no connection queued");
+	/* TCP counts its own reset as well as the peer's. */
+	w.from = reset_counter();
+	w.resets = test_is_sdp() ? 1 : 2;
+	CHECK_OK(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	close(c);
+	CHECK(wait_until(resets_seen, &w, WAIT_MS),
+	      "the reset did not arrive in %d ms", WAIT_MS);
+
+	s = accept(l, (struct sockaddr *)&peer, &len);
+	CHECK(s >= 0, "accept of a reset connection: %s", strerror(errno));
+	CHECK(sockaddr_port(&peer) == sockaddr_port(&local),
+	      "accept gave peer port %u, the client had %u",
+	      sockaddr_port(&peer), sockaddr_port(&local));
+	CHECK_ERRNO(recv(s, &b, 1, MSG_DONTWAIT), ECONNRESET);
+	CHECK(recv(s, &b, 1, MSG_DONTWAIT) == 0,
+	      "no end of stream after the reset");
+	len = sizeof(peer);
+	CHECK_ERRNO(getpeername(s, (struct sockaddr *)&peer, &len), ENOTCONN);
+	close(s);
+	close(l);
+}
+
 #define BL_CLIENTS	4
 #define BL_MSG		1024
 
@@ -2861,6 +2962,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_connect_no_route),
 	TAP_TEST(test_accept4_flags),
 	TAP_TEST(test_accept_nonblocking_eagain),
+	TAP_TEST(test_accept_after_reset),
 	TAP_TEST(test_listen_backlog),
 	TAP_TEST(test_ipv6_dual_stack),
 	TAP_TEST(test_sdp_family_in_sockaddr),
