@@ -23,7 +23,9 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
+#include <net/addrconf.h>
 #include <net/ip.h>
+#include <net/route.h>
 #include <rdma/ib_cm.h>
 
 #include "sdp.h"
@@ -39,6 +41,25 @@ int sdp_cm_create_id(struct sdp_sock *ssk)
 	sock_hold(&ssk->sk);	/* the id's reference, put after destroy */
 	ssk->id = id;
 	return 0;
+}
+
+/* Is @ss the wildcard or an address of this namespace? */
+static bool sdp_addr_local(struct net *net, const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	__be32 v4;
+
+	if (ss->ss_family == AF_INET) {
+		v4 = sin->sin_addr.s_addr;
+	} else if (ipv6_addr_v4mapped(&sin6->sin6_addr)) {
+		v4 = sin6->sin6_addr.s6_addr32[3];
+	} else {
+		return ipv6_addr_any(&sin6->sin6_addr) ||
+		       (IS_ENABLED(CONFIG_IPV6) &&
+			ipv6_chk_addr(net, &sin6->sin6_addr, NULL, 0));
+	}
+	return v4 == htonl(INADDR_ANY) || inet_addr_type(net, v4) == RTN_LOCAL;
 }
 
 /*
@@ -83,6 +104,14 @@ int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 		revert_creds(old);
 		put_cred(cred);
 	}
+	/*
+	 * The CM says EADDRNOTAVAIL both for an address no device has and
+	 * for a port another id holds when either address is the wildcard
+	 * (cma_check_port()); TCP says EADDRINUSE for the second.  An
+	 * address of a netdev without an RDMA device gives ENODEV.
+	 */
+	if (err == -EADDRNOTAVAIL && sdp_addr_local(net, ss))
+		return -EADDRINUSE;
 	return err == -ENODEV ? -EADDRNOTAVAIL : err;
 }
 
