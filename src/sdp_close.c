@@ -17,7 +17,10 @@
  *                                            data (sdp_close_send_disconn)
  *  CLOSE_WAIT    shutdown(SHUT_WR), close    LAST_ACK; the same
  *  ESTABLISHED,  close with unread data or   CLOSE; abort (AbortOnClose)
- *  CLOSE_WAIT    SO_LINGER {1, 0}
+ *  CLOSE_WAIT,   SO_LINGER {1, 0}
+ *  FIN_WAIT1/2
+ *  CLOSING,      close with unread data      CLOSE; abort (AbortOnClose)
+ *  LAST_ACK
  *  SYN_SENT,     close                       CLOSE; abort (no counter)
  *  SYN_RECV
  *  LISTEN        close                       CLOSE; every child not yet
@@ -337,13 +340,17 @@ int sdp_release(struct socket *sock)
 		spin_lock_bh(&ssk->lock);
 		sdp_set_state(sk, TCP_CLOSE);
 		spin_unlock_bh(&ssk->lock);
-	} else if ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) {
+	} else if (sdp_connected(sk)) {
 		/*
-		 * As TCP: unread data or SO_LINGER {1, 0} reset the
-		 * connection; otherwise the peer gets all data, then EOF.
+		 * As tcp_close(): unread data resets the connection, and so
+		 * does SO_LINGER {1, 0} while our side is open or its DisConn
+		 * may not have been delivered; otherwise the peer gets all
+		 * data, then EOF.
 		 */
 		if (READ_ONCE(ssk->rx_bytes) ||
-		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime &&
+		     ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT |
+					     TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2)))) {
 			sdp_abort(ssk, SDP_ABORT_REASON_CLOSE, 0);
 		} else {
 			sdp_close_send_disconn(ssk);

@@ -508,6 +508,12 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		if (copied && (sk->sk_err || (sk->sk_shutdown & RCV_SHUTDOWN) ||
 			       signal_pending(current)))
 			break;
+		/*
+		 * As TCP's SOCK_DONE: once the peer's DisConn came, the
+		 * reader gets end of stream, also when a reset followed.
+		 */
+		if (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags))
+			break;
 		if (sk->sk_err) {
 			err = sock_error(sk);
 			break;

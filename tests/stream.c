@@ -333,6 +333,29 @@ static void test_bind_eaddrinuse(void)
 	close(a);
 	close(b);
 
+	/*
+	 * The wildcard address against the test address on one port, both
+	 * ways round: in use too (the RDMA CM says EADDRNOTAVAIL).
+	 */
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage any;
+
+		make_sockaddr(&any, addr.ss_family == AF_INET6 ? "::" :
+			      "0.0.0.0", 0);
+		a = CHECK_OK(test_socket(0));
+		b = CHECK_OK(test_socket(0));
+		CHECK_OK(bind(a, (struct sockaddr *)(i ? &addr : &any), len));
+		local_addr(a, i ? &addr : &any);
+		sockaddr_set_port(i ? &any : &addr,
+				  sockaddr_port(i ? &addr : &any));
+		CHECK_OK(listen(a, 1));
+		CHECK_ERRNO(bind(b, (struct sockaddr *)(i ? &any : &addr), len),
+			    EADDRINUSE);
+		close(a);
+		close(b);
+		test_sockaddr(&addr, 0);
+	}
+
 	ra = CHECK_OK(test_socket(0));
 	rb = CHECK_OK(test_socket(0));
 	sockopt_set(ra, SOL_SOCKET, SO_REUSEADDR, 1);
@@ -792,6 +815,33 @@ static void test_accept_after_reset(void)
 	CHECK_ERRNO(getpeername(s, (struct sockaddr *)&peer, &len), ENOTCONN);
 	close(s);
 	close(l);
+}
+
+/*
+ * The peer's end of stream, then its reset: recv() goes on returning end
+ * of stream (TCP's recv() looks at the FIN before the error), and the
+ * reset shows on send() as EPIPE.
+ */
+static void test_reset_after_eof(void)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct reset_wait w = { .resets = 1 };
+	int c, s;
+	char b;
+
+	net_pair(&c, &s);
+	CHECK_OK(shutdown(c, SHUT_WR));
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of stream");
+	w.from = reset_counter();
+	CHECK_OK(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	close(c);
+	CHECK(wait_until(resets_seen, &w, WAIT_MS),
+	      "the reset did not arrive in %d ms", WAIT_MS);
+	CHECK(recv(s, &b, 1, 0) == 0, "recv after end of stream and reset: %s",
+	      strerror(errno));
+	CHECK(read(s, &b, 1) == 0, "second read: %s", strerror(errno));
+	CHECK_ERRNO(send(s, &b, 1, MSG_NOSIGNAL), EPIPE);
+	close(s);
 }
 
 #define BL_CLIENTS	4
@@ -2963,6 +3013,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_accept4_flags),
 	TAP_TEST(test_accept_nonblocking_eagain),
 	TAP_TEST(test_accept_after_reset),
+	TAP_TEST(test_reset_after_eof),
 	TAP_TEST(test_listen_backlog),
 	TAP_TEST(test_ipv6_dual_stack),
 	TAP_TEST(test_sdp_family_in_sockaddr),
