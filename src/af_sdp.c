@@ -212,8 +212,19 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 
 	lock_sock(sk);
 	err = -EINVAL;
-	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_O_BOUND, &ssk->opts) ||
-	    test_bit(SDP_O_USER_PORT, &ssk->opts))
+	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_O_USER_PORT, &ssk->opts))
+		goto out;
+	/*
+	 * Bound, unless only by a connect that failed: TCP gives that port
+	 * back when connect() returns, ours goes with the old CM id, which
+	 * sdp_work() may not have released yet (sdp_conn_renew() does).  A
+	 * connection that was made keeps its port, and what recv() reports
+	 * of its end, until connect() starts anew.
+	 */
+	if (test_bit(SDP_O_BOUND, &ssk->opts) &&
+	    !(test_bit(SDP_O_ID_USED, &ssk->opts) &&
+	      !test_bit(SDP_O_USER_BOUND, &ssk->opts) &&
+	      !test_bit(SDP_F_ESTABLISHED, &ssk->flags)))
 		goto out;
 	/* After a failed connect: a fresh CM id (the old one is spent). */
 	err = test_bit(SDP_O_ID_USED, &ssk->opts) ? sdp_conn_renew(ssk) :
