@@ -164,6 +164,9 @@ enum {
 	SDP_ZR_RD_ERR,		/* ... with an error */
 	SDP_ZR_RX_CANCEL,	/* the peer cancelled during the read */
 	SDP_ZR_RX_INV,		/* send the RdmaRdCompl due with Invalidate */
+	SDP_ZR_LOST,		/* advertised bytes an abort left unread: the
+				 * reader gets ECONNRESET, not end of stream
+				 */
 };
 
 /**

@@ -510,9 +510,11 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 			break;
 		/*
 		 * As TCP's SOCK_DONE: once the peer's DisConn came, the
-		 * reader gets end of stream, also when a reset followed.
+		 * reader gets end of stream, also when a reset followed,
+		 * unless the reset cut off zero-copy data (sdp_zc_rx_lost()).
 		 */
-		if (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags))
+		if (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
+		    !test_bit(SDP_ZR_LOST, &ssk->zc_rx.flags))
 			break;
 		if (sk->sk_err) {
 			err = sock_error(sk);

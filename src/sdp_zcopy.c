@@ -681,6 +681,24 @@ static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
 	return 0;
 }
 
+/*
+ * An abort leaves advertised bytes unread: the stream is cut, which the
+ * reader must learn from an error, also where the peer's DisConn came
+ * first (recv() gives end of stream then, and a reset after it shows as
+ * EPIPE on send() alone).  ssk->lock held.
+ */
+static void sdp_zc_rx_lost(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	lockdep_assert_held(&ssk->lock);
+	set_bit(SDP_ZR_LOST, &ssk->zc_rx.flags);
+	/* A reset after the DisConn said EPIPE; other errors stand. */
+	if (!sock_flag(sk, SOCK_DEAD) &&
+	    (!sk->sk_err || sk->sk_err == EPIPE))
+		WRITE_ONCE(sk->sk_err, ECONNRESET);
+}
+
 /**
  * sdp_zc_recv() - read from the peer's advertisement into @msg
  * @sk: the socket, lock_sock() held
@@ -715,6 +733,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	if (test_bit(SDP_F_ABORT, &ssk->flags) &&
 	    !test_bit(SDP_ZR_READING, &ssk->zc_rx.flags)) {
 		spin_lock_bh(&ssk->lock);
+		sdp_zc_rx_lost(ssk);
 		if (ssk->zc_rx.buf == b)
 			ssk->zc_rx.buf = NULL;
 		/* Still queued, unless sdp_rx_purge() came first. */
@@ -816,6 +835,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		sdp_tx_try_control(ssk);
 		ret = len;
 	} else {
+		sdp_zc_rx_lost(ssk);
 		ret = sock_error(sk) ?: -ECONNRESET;
 	}
 	spin_unlock_bh(&ssk->lock);
