@@ -10,6 +10,8 @@
 #                      kernel only; KERNEL=debug:
 #                      on a debug kernel with KASAN, lockdep, kmemleak,
 #                      UBSAN)
+#   make stress        the stress suite for STRESS_SECONDS (default 300) on
+#                      one kernel (KERNEL=6.12, KERNEL=debug as for check)
 #   make demo          install what is missing, build, boot the guest and
 #                      show an SDP echo, sdpstat, and SDP vs TCP numbers
 #   make bench         SDP vs TCP vs verbs latency and bandwidth table
@@ -54,11 +56,11 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/zcopy tests/bin/peer tests/bin/rdma tests/bin/ops \
-	tests/bin/sdprules tests/bin/preload tests/preload-tools
+	tests/bin/sdprules tests/bin/preload tests/preload-tools tests/bin/stress
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-kernels check-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	check check-kernels check-vm stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm \
 	lint checkpatch dkms-test deps clean install install-files uninstall
 
@@ -149,6 +151,18 @@ check-kernels:
 
 check-vm: lint all
 	tests/vm/run --kernel-dir $(KDIR) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
+
+# The stress suite alone and longer (tests/stress.c; check runs it short).
+# STRESS_SECONDS bounds the storm; SDP_STRESS_SEED replays one.
+STRESS_SECONDS ?= 300
+stress: deps
+	$(MAKE) stress-vm
+
+stress-vm: all
+	tests/vm/run --kernel-dir $(KDIR) -- env $(SUITE_ENV) \
+		SDP_STRESS_SECONDS=$(STRESS_SECONDS) \
+		$(if $(SDP_STRESS_SEED),SDP_STRESS_SEED=$(SDP_STRESS_SEED)) \
+		tests/run-suites tests/bin/stress
 
 demo: deps
 	$(MAKE) demo-vm
