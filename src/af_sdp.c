@@ -23,8 +23,9 @@
  * sdp_net.h a namespace's state, sdp_sysctl.c the /proc/sys/net/sdp
  * tunables; sdp_zcopy.c sends large writes zero-copy
  * (SrcAvail, RDMA Read); sdp_mem.c accounts and bounds the memory that
- * connections hold.  Wire formats are in sdp_proto.h, kernel interface
- * differences in sdp_compat.h.
+ * connections hold.  Wire formats are in sdp_proto.h, the wire rules
+ * (message checks, credits, mseq) as pure functions in sdp_wire.h, kernel
+ * interface differences in sdp_compat.h.
  *
  * Lifecycle and references of a struct sock:
  *   - the socket's own reference (sk_alloc()), owned by the struct socket;

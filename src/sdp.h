@@ -24,6 +24,7 @@
 
 #include "sdp_proto.h"
 #include "sdp_stats.h"
+#include "sdp_wire.h"
 
 /* Family number this instance registered under (module parameter). */
 extern int sdp_family;
@@ -31,13 +32,12 @@ extern struct workqueue_struct *sdp_wq;
 
 /*
  * Buffers.  Every message, in either direction, fits one buffer of
- * SDP_BUF_SIZE bytes (BSDH included); each side posts between
+ * SDP_BUF_SIZE bytes (BSDH included; sdp_wire.h); each side posts between
  * SDP_MIN_BUFS and SDP_MAX_BUFS receive buffers (SO_RCVBUF / SDP_BUF_SIZE)
  * and keeps as many send buffers (SO_SNDBUF / SDP_BUF_SIZE).  Control
  * messages (credit updates, DisConn, AbortConn) have a small ring of
  * their own, so that they never wait behind a half-filled data buffer.
  */
-#define SDP_BUF_SIZE		(32 * 1024)
 #define SDP_MIN_BUFS		4
 #define SDP_DEFAULT_BUFS	16
 #define SDP_MAX_BUFS		256
@@ -48,9 +48,6 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_CTRL_BUFS		4
 /* A control message: BSDH and the largest extra header we send there. */
 #define SDP_CTRL_SIZE		(sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch))
-#define SDP_MIN_PEER_RCVSZ	1024
-/* Data needs two credits: the last one is kept for a control message. */
-#define SDP_DATA_MIN_CREDITS	2
 /*
  * How long sdp_work() lets our AbortConn go out before it takes the QP
  * down anyway (a peer without receive buffers can hold it for ever).

@@ -21,8 +21,12 @@
 #ifndef _SDP_PROTO_H
 #define _SDP_PROTO_H
 
+#ifdef __KERNEL__
 #include <linux/build_bug.h>
 #include <linux/types.h>
+#else
+#include "kcompat.h"	/* user space: tests/unit/ (sdp_wire.h) */
+#endif
 
 /* Major version in the high nibble, minor in the low nibble. */
 #define SDP_VERSION		0x30

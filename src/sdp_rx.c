@@ -189,12 +189,6 @@ void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n)
 		ssk->urg_ahead -= n;
 }
 
-/* Is @a after @b in mseq space (wrapping)? */
-static bool sdp_mseq_after(u32 a, u32 b)
-{
-	return (s32)(a - b) > 0;
-}
-
 /*
  * Handle one received message; ssk->lock is held.  Returns true if the
  * buffer was queued (it holds unread data), false if it may be reposted.
