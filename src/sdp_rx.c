@@ -18,6 +18,7 @@
  *   - a message whose mseq is not the previous one + 1;
  *   - more messages than it had credits for (mseq beyond our adverts);
  *   - an mseq_ack for a message we have not sent;
+ *   (these four are sdp_bsdh_check(), sdp_wire.h)
  *   - a message id we do not implement (SinkAvail, ModeChange, ...);
  *   - data or a SrcAvail after it sent DisConn;
  *   - zero-copy messages out of turn (sdp_zc_rx_msg()): a second
@@ -200,41 +201,40 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	u32 len, mseq, payload;
 
 	lockdep_assert_held(&ssk->lock);
-	if (byte_len < sizeof(*h)) {
+	switch (sdp_bsdh_check(h, byte_len, ssk->rx_mseq_last,
+			       ssk->rx_mseq_limit, ssk->tx_mseq_next)) {
+	case SDP_BSDH_OK:
+		break;
+	case SDP_BSDH_SHORT:
 		sdp_warn_peer(ssk, "message of %u bytes, shorter than a BSDH; aborting\n",
 			      byte_len);
 		goto abort;
-	}
-	len = be32_to_cpu(h->len);
-	mseq = be32_to_cpu(h->mseq);
-	if (len != byte_len) {
+	case SDP_BSDH_LEN:
 		sdp_warn_peer(ssk, "BSDH len %u but %u bytes arrived; aborting\n",
-			      len, byte_len);
+			      be32_to_cpu(h->len), byte_len);
 		goto abort;
-	}
-	if (mseq != ssk->rx_mseq_last + 1) {
-		sdp_warn_peer(ssk, "mseq %u, expected %u; aborting\n", mseq,
-			      ssk->rx_mseq_last + 1);
+	case SDP_BSDH_MSEQ:
+		sdp_warn_peer(ssk, "mseq %u, expected %u; aborting\n",
+			      be32_to_cpu(h->mseq), ssk->rx_mseq_last + 1);
 		goto abort;
-	}
-	if (sdp_mseq_after(mseq, ssk->rx_mseq_limit)) {
+	case SDP_BSDH_CREDITS:
 		sdp_warn_peer(ssk, "message %u beyond its credits (limit %u); aborting\n",
-			      mseq, ssk->rx_mseq_limit);
+			      be32_to_cpu(h->mseq), ssk->rx_mseq_limit);
 		goto abort;
-	}
-	if (sdp_mseq_after(be32_to_cpu(h->mseq_ack), ssk->tx_mseq_next - 1)) {
+	case SDP_BSDH_ACK:
 		sdp_warn_peer(ssk, "mseq_ack %u beyond our last message %u; aborting\n",
 			      be32_to_cpu(h->mseq_ack), ssk->tx_mseq_next - 1);
 		goto abort;
 	}
+	len = be32_to_cpu(h->len);
+	mseq = be32_to_cpu(h->mseq);
 	ssk->rx_mseq_last = mseq;
 
 	/*
 	 * Credits: the peer had @bufs buffers posted when it sent this, and
 	 * our messages after its mseq_ack are still on their way into them.
 	 */
-	ssk->tx_credits = (s32)(be32_to_cpu(h->mseq_ack) - ssk->tx_mseq_next +
-				1) + be16_to_cpu(h->bufs);
+	ssk->tx_credits = sdp_bsdh_credits(h, ssk->tx_mseq_next);
 
 	payload = len - sizeof(*h);
 	sdp_stat_rx_msg(ssk, h->mid, payload);
@@ -330,7 +330,7 @@ out:
 
 	if (data)
 		sk->sk_data_ready(sk);
-	if (ssk->tx_credits >= SDP_DATA_MIN_CREDITS)
+	if (sdp_data_credit_ok(ssk->tx_credits))
 		sk->sk_write_space(sk);
 }
 
