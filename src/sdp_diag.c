@@ -282,7 +282,7 @@ static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 	u32 last = READ_ONCE(ssk->rx_mseq_last);
 
 	c->tx_credits = READ_ONCE(ssk->tx_credits);
-	c->peer_credits = READ_ONCE(ssk->rx_mseq_limit) - last;
+	c->peer_credits = sdp_peer_credits(last, READ_ONCE(ssk->rx_mseq_limit));
 	c->tx_max = READ_ONCE(ssk->tx_max);
 	c->rx_bufs = READ_ONCE(ssk->rx_count);
 	c->tx_bufs = READ_ONCE(ssk->tx_count);

@@ -261,7 +261,7 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
 void sdp_stat_tx_credits(struct sdp_sock *ssk)
 {
 	bool waiting = ssk->tx_post != ssk->tx_head &&
-		       ssk->tx_credits < SDP_DATA_MIN_CREDITS &&
+		       !sdp_data_credit_ok(ssk->tx_credits) &&
 		       test_bit(SDP_F_QP, &ssk->flags) &&
 		       !test_bit(SDP_F_ABORT, &ssk->flags) &&
 		       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);

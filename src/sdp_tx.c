@@ -116,17 +116,17 @@ void sdp_tx_ring_free(struct sdp_sock *ssk)
 void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 		   bool seq)
 {
-	u32 limit = ssk->rx_mseq_last + ssk->rx_posted;
+	u32 mseq = 0, mseq_ack = 0;
 
 	lockdep_assert_held(&ssk->lock);
-	h->mid = mid;
-	h->flags = 0;
-	h->bufs = cpu_to_be16(min_t(unsigned int, ssk->rx_posted, U16_MAX));
-	h->len = cpu_to_be32(len);
-	h->mseq = cpu_to_be32(seq ? ssk->tx_mseq_next++ : 0);
-	h->mseq_ack = cpu_to_be32(seq ? ssk->rx_mseq_last : 0);
-	if ((s32)(limit - ssk->rx_mseq_limit) > 0)
-		ssk->rx_mseq_limit = limit;
+	if (seq) {
+		mseq = ssk->tx_mseq_next++;
+		mseq_ack = ssk->rx_mseq_last;
+	}
+	sdp_bsdh_init(h, mid, len, ssk->rx_posted, mseq, mseq_ack);
+	ssk->rx_mseq_limit = sdp_mseq_limit_update(ssk->rx_mseq_limit,
+						   ssk->rx_mseq_last,
+						   ssk->rx_posted);
 }
 
 /*
@@ -137,10 +137,10 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
  */
 u32 sdp_credit_grant(const struct sdp_sock *ssk)
 {
-	u32 peer_credits = ssk->rx_mseq_limit - ssk->rx_mseq_last;
-
 	lockdep_assert_held(&ssk->lock);
-	return ssk->rx_posted > peer_credits ? ssk->rx_posted - peer_credits : 0;
+	return sdp_credit_grant_calc(ssk->rx_posted,
+				     sdp_peer_credits(ssk->rx_mseq_last,
+						      ssk->rx_mseq_limit));
 }
 
 /*
@@ -187,18 +187,12 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 	lockdep_assert_held(&ssk->lock);
 	if (!sdp_tx_usable(ssk) && mid != SDP_MID_ABORT)
 		return -ENOTCONN;
-	if (ssk->tx_credits < 1 ||
-	    ssk->ctrl_head - ssk->ctrl_tail >= SDP_CTRL_BUFS)
-		return -EAGAIN;
 	/*
-	 * The last credit goes only to a message that grants the peer
-	 * enough new credits to send data (which carries credits back), so
-	 * the two sides never both wait with no credit to tell each other
-	 * about freed buffers.  An abort ends the connection and may take
-	 * it anyway.
+	 * One credit, and the last one only for a message that grants the
+	 * peer enough to send data, or an abort (sdp_ctrl_credit_ok()).
 	 */
-	if (ssk->tx_credits == 1 && mid != SDP_MID_ABORT &&
-	    sdp_credit_grant(ssk) < SDP_DATA_MIN_CREDITS)
+	if (!sdp_ctrl_credit_ok(ssk->tx_credits, mid, sdp_credit_grant(ssk)) ||
+	    ssk->ctrl_head - ssk->ctrl_tail >= SDP_CTRL_BUFS)
 		return -EAGAIN;
 	b = &ssk->ctrl_ring[ssk->ctrl_head % SDP_CTRL_BUFS];
 	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR + extlen, true);
@@ -276,7 +270,7 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 	lockdep_assert_held(&ssk->lock);
 again:
 	while (ssk->tx_post != ssk->tx_head &&
-	       ssk->tx_credits >= SDP_DATA_MIN_CREDITS && sdp_tx_usable(ssk)) {
+	       sdp_data_credit_ok(ssk->tx_credits) && sdp_tx_usable(ssk)) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
 
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
@@ -296,7 +290,7 @@ again:
 	}
 	/* All posted: a write held back for that may follow. */
 	if (ssk->tx_fill && sdp_tx_release(ssk) &&
-	    ssk->tx_credits >= SDP_DATA_MIN_CREDITS && sdp_tx_usable(ssk)) {
+	    sdp_data_credit_ok(ssk->tx_credits) && sdp_tx_usable(ssk)) {
 		sdp_tx_commit(ssk, 0);
 		goto again;
 	}
@@ -330,13 +324,13 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	/*
 	 * A credit update, when it lets a peer that may be running short
 	 * send data again, or when the buffers it announces add up to half
-	 * the ring.  An update only answers another one if it grants at
-	 * least two credits, so updates do not bounce back and forth.
+	 * the ring (sdp_credit_update_due()).
 	 */
 	grant = sdp_credit_grant(ssk);
-	if (grant >= SDP_DATA_MIN_CREDITS &&
-	    (ssk->rx_mseq_limit - ssk->rx_mseq_last <= SDP_DATA_MIN_CREDITS ||
-	     grant >= ssk->rx_count / 2))
+	if (sdp_credit_update_due(grant,
+				  sdp_peer_credits(ssk->rx_mseq_last,
+						   ssk->rx_mseq_limit),
+				  ssk->rx_count))
 		sdp_post_ctrl(ssk, SDP_MID_DATA);
 }
 
