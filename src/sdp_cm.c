@@ -219,21 +219,20 @@ static int sdp_resolve_error(int status)
 static bool sdp_hello_ack_ok(struct sdp_sock *ssk, struct rdma_cm_event *ev)
 {
 	const struct sdp_hello_ack *ha = ev->param.conn.private_data;
-	u32 rcvsz;
 
-	if (!ha || ev->param.conn.private_data_len < sizeof(*ha) ||
-	    ha->bsdh.mid != SDP_MID_HELLO_ACK ||
-	    SDP_VERSION_MAJOR(ha->version) != SDP_VERSION_MAJOR(SDP_VERSION)) {
+	switch (sdp_hello_ack_check(ha, ev->param.conn.private_data_len)) {
+	case SDP_HELLO_OK:
+		break;
+	case SDP_HELLO_BAD:
 		sdp_warn_peer(ssk, "bad HelloAck; aborting\n");
 		return false;
-	}
-	rcvsz = be32_to_cpu(ha->actrcvsz);
-	if (rcvsz < SDP_MIN_PEER_RCVSZ || !be16_to_cpu(ha->bsdh.bufs)) {
+	case SDP_HELLO_BAD_BUFS:
 		sdp_warn_peer(ssk, "HelloAck with %u-byte buffers, %u credits; aborting\n",
-			      rcvsz, be16_to_cpu(ha->bsdh.bufs));
+			      be32_to_cpu(ha->actrcvsz),
+			      be16_to_cpu(ha->bsdh.bufs));
 		return false;
 	}
-	ssk->tx_max = min_t(u32, rcvsz, SDP_BUF_SIZE);
+	ssk->tx_max = sdp_peer_tx_max(be32_to_cpu(ha->actrcvsz));
 	ssk->tx_credits = be16_to_cpu(ha->bsdh.bufs);
 	sdp_peer_flags(ssk, ssk->id->device, ha->flags);
 	return true;
@@ -295,7 +294,6 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	struct sdp_hello_ack ha = {};
 	struct sdp_sock *child;
 	struct sock *csk;
-	u32 rcvsz;
 	int err;
 
 	lock_sock(lsk);
@@ -307,17 +305,17 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 				    &id->route.addr.dst_addr);
 		goto reject;
 	}
-	if (!hh || ev->param.conn.private_data_len < sizeof(*hh) ||
-	    hh->bsdh.mid != SDP_MID_HELLO ||
-	    SDP_VERSION_MAJOR(hh->version) != SDP_VERSION_MAJOR(SDP_VERSION)) {
+	switch (sdp_hello_check(hh, ev->param.conn.private_data_len)) {
+	case SDP_HELLO_OK:
+		break;
+	case SDP_HELLO_BAD:
 		net_warn_ratelimited("%pISpc: bad Hello, refusing\n",
 				     &id->route.addr.dst_addr);
 		goto reject;
-	}
-	rcvsz = be32_to_cpu(hh->localrcvsz);
-	if (rcvsz < SDP_MIN_PEER_RCVSZ || !be16_to_cpu(hh->bsdh.bufs)) {
+	case SDP_HELLO_BAD_BUFS:
 		net_warn_ratelimited("%pISpc: Hello with %u-byte buffers, %u credits; refusing\n",
-				     &id->route.addr.dst_addr, rcvsz,
+				     &id->route.addr.dst_addr,
+				     be32_to_cpu(hh->localrcvsz),
 				     be16_to_cpu(hh->bsdh.bufs));
 		goto reject;
 	}
@@ -346,7 +344,7 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	release_sock(csk);
 	if (err)
 		goto err_child;
-	child->tx_max = min_t(u32, rcvsz, SDP_BUF_SIZE);
+	child->tx_max = sdp_peer_tx_max(be32_to_cpu(hh->localrcvsz));
 	child->tx_credits = be16_to_cpu(hh->bsdh.bufs);
 	sdp_peer_flags(child, id->device, hh->flags);
 
