@@ -4,12 +4,14 @@
 # Kbuild; this file drives kbuild, the tests and the test guest.
 #
 #   make               build sdp.ko (against KDIR) and the test programs
-#   make check         install what is missing, lint, run every suite in a
-#                      QEMU guest with Soft-RoCE, on Debian 12's 6.1 and
-#                      on 6.12 (KERNEL=6.1, KERNEL=6.12 or KDIR=...: that
-#                      kernel only; KERNEL=debug:
-#                      on a debug kernel with KASAN, lockdep, kmemleak,
-#                      UBSAN)
+#   make check         install what is missing, run the unit tests on the
+#                      host, lint, run every suite in a QEMU guest with
+#                      Soft-RoCE, on Debian 12's 6.1 and on 6.12
+#                      (KERNEL=6.1, KERNEL=6.12 or KDIR=...: that kernel
+#                      only; KERNEL=debug: on a debug kernel with KASAN,
+#                      lockdep, kmemleak, UBSAN)
+#   make unit          the wire rules' unit tests (tests/unit.c), on the
+#                      host: no guest, no module
 #   make stress        the stress suite for STRESS_SECONDS (default 300) on
 #                      one kernel (KERNEL=6.12, KERNEL=debug as for check)
 #   make demo          install what is missing, build, boot the guest and
@@ -60,7 +62,7 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-kernels check-vm stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	check check-kernels check-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm \
 	lint checkpatch dkms-test deps clean install install-files uninstall
 
@@ -96,6 +98,18 @@ tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) include/uapi/linux/
 
 # The misbehaving-peer suite speaks SDP from user space with verbs.
 tests/bin/peer: LDLIBS += -lrdmacm -libverbs
+
+# The unit tests of the wire rules run on the host, not in the guest:
+# the module's own src/sdp_wire.h, built in user space through
+# tests/unit/kcompat.h.  make check runs them before the guest suites.
+tests/bin/unit: tests/unit.c tests/lib/tap.c tests/lib/tap.h \
+		src/sdp_wire.h src/sdp_proto.h tests/unit/kcompat.h
+	@mkdir -p tests/bin
+	$(CC) $(TEST_CFLAGS) -Isrc -Itests/unit -o $@ tests/unit.c \
+		tests/lib/tap.c
+
+unit: tests/bin/unit
+	tests/bin/unit
 
 # libsdp: the LD_PRELOAD library, sdp_run, their man pages (libsdp/,
 # man/); the rules parser is shared with sdp_run and tests/sdprules.c.
@@ -149,7 +163,7 @@ endif
 check-kernels:
 	scripts/check-kernels $(MAKE) $$(scripts/find-kdir --all)
 
-check-vm: lint all
+check-vm: unit lint all
 	tests/vm/run --kernel-dir $(KDIR) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
 
 # The stress suite alone and longer (tests/stress.c; check runs it short).
