@@ -121,9 +121,14 @@ LIBSDP_DEPS := libsdp/rules.c libsdp/rules.h include/uapi/linux/sdp.h
 
 libsdp: libsdp/libsdp.so libsdp/sdp_run
 
-libsdp/libsdp.so: libsdp/libsdp.c $(LIBSDP_DEPS)
+# The library's parts (libsdp/libsdp_int.h says which owns what); only
+# the interposed calls are exported (EXPORT), the rest is hidden.
+LIBSDP_SRCS := libsdp/libsdp.c libsdp/table.c libsdp/options.c \
+	libsdp/listen.c libsdp/connect.c libsdp/dup.c libsdp/wait.c
+
+libsdp/libsdp.so: $(LIBSDP_SRCS) libsdp/libsdp_int.h $(LIBSDP_DEPS)
 	$(CC) $(LIBSDP_CFLAGS) -fPIC -fvisibility=hidden -shared \
-		-Wl,-z,defs -Wl,-soname,libsdp.so -o $@ libsdp/libsdp.c \
+		-Wl,-z,defs -Wl,-soname,libsdp.so -o $@ $(LIBSDP_SRCS) \
 		libsdp/rules.c -ldl -lpthread
 
 libsdp/sdp_run: libsdp/sdp_run.c $(LIBSDP_DEPS)
