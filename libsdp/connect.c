@@ -223,11 +223,32 @@ int settle(int fd, int wait_ms)
 	return 0;
 }
 
+/*
+ * The error of a "both" connect whose TCP fallback failed at once
+ * (FD_FAILED), taken: it is reported once, and @fd is plain TCP after
+ * it.  0 if there is none.
+ */
+static int take_failed(int fd)
+{
+	struct fdent *e;
+	sigset_t old;
+	int err = 0;
+
+	lock_tab(&old);
+	e = get(fd);
+	if (e && e->kind == FD_FAILED) {
+		err = e->err;
+		set(fd, NULL);
+		free_entry(e);
+	}
+	unlock_tab(&old);
+	return err;
+}
+
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct fdent *e;
 	enum sdp_use use;
-	sigset_t old;
 	int ret, err;
 
 	ensure_init();
@@ -243,21 +264,14 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		}
 	}
 	if (e && e->kind == FD_FAILED) {
-		lock_tab(&old);
-		e = get(fd);
-		if (e && e->kind == FD_FAILED) {
-			err = e->err;
-			set(fd, NULL);
-			free_entry(e);
-			unlock_tab(&old);
+		err = take_failed(fd);
+		if (err) {
 			errno = err;
 			return -1;
 		}
-		unlock_tab(&old);
+		e = get(fd);
 	}
-	if (!e || e->kind != FD_CAND || !addr ||
-	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6) ||
-	    len > sizeof(struct sockaddr_storage))
+	if (!is_candidate(e, addr, len))
 		return real.connect(fd, addr, len);
 
 	decide(SDP_ROLE_CLIENT, addr, len, &use);
@@ -270,12 +284,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		}
 		rebind(fd, fd);
 		ret = real.connect(fd, addr, len);
-		err = errno;
-		logmsg(SDP_LOG_SUMMARY, "connect %s: sdp%s%s",
-		       ADDRSTR(addr, len), ret ? ": " : "",
-		       ret ? strerror(err) : "");
-		errno = err;
-		return ret;
+		return log_sdp_call("connect", addr, len, ret);
 	case SDP_USE_BOTH:
 		return connect_both(fd, addr, len);
 	case SDP_USE_TCP:

@@ -16,35 +16,32 @@
 /* -------------------------------------------------------------------- */
 /* close, dup, fcntl, shutdown                                          */
 
+/* table_each(): forget @x's registrations in the epoll set *@arg. */
+static bool forget_epoll_set(void *arg, int fd, struct fdent *x)
+{
+	int epfd = *(const int *)arg;
+	unsigned int k, n = 0;
+
+	(void)fd;
+	for (k = 0; k < x->n_eps; k++)
+		if (x->eps[k].epfd != epfd)
+			x->eps[n++] = x->eps[k];
+	x->n_eps = n;
+	return true;
+}
+
 /* Take @fd out of the table as it is being closed; under the lock.
  * Returns a descriptor to close after unlocking (or -1). */
 static int drop(int fd)
 {
 	struct fdent *e = get(fd);
-	unsigned int i, j;
 
 	if (!e || e->kind == FD_HIDDEN)
 		return -1;
 	set(fd, NULL);
 	if (e->kind == FD_EPOLL) {
 		/* Registrations in this set are gone with it. */
-		for (i = 0; i < N_CHUNKS; i++) {
-			fdslot *c = atomic_load(&chunks[i]);
-
-			if (!c)
-				continue;
-			for (j = 0; j < CHUNK_SIZE; j++) {
-				struct fdent *x = atomic_load(&c[j]);
-				unsigned int k, n = 0;
-
-				if (!x || x == &hidden_marker)
-					continue;
-				for (k = 0; k < x->n_eps; k++)
-					if (x->eps[k].epfd != fd)
-						x->eps[n++] = x->eps[k];
-				x->n_eps = n;
-			}
-		}
+		table_each(forget_epoll_set, &fd);
 	}
 	return free_entry(e);
 }
@@ -96,10 +93,22 @@ static void copy_entry(int fd, int nfd)
 	set(nfd, c);
 }
 
+/* table_each(): a hidden descriptor moved from @arg[0] to @arg[1]. */
+static bool moved_hidden(void *arg, int fd, struct fdent *x)
+{
+	const int *move = arg;
+
+	(void)fd;
+	if (x->shadow && x->shadow->fd == move[0])
+		x->shadow->fd = move[1];
+	if (x->kind == FD_CONNECTING && x->tcp_fd == move[0])
+		x->tcp_fd = move[1];
+	return true;
+}
+
 /* Move a hidden descriptor out of the way of dup2(..., @fd). */
 static int rehome_hidden(int fd)
 {
-	unsigned int i, j;
 	int nfd;
 
 	nfd = real.fcntl(fd, F_DUPFD_CLOEXEC, hidden_min);
@@ -109,22 +118,7 @@ static int rehome_hidden(int fd)
 		return -1;
 	if (fd == log_fd)
 		log_fd = nfd;
-	for (i = 0; i < N_CHUNKS; i++) {
-		fdslot *c = atomic_load(&chunks[i]);
-
-		if (!c)
-			continue;
-		for (j = 0; j < CHUNK_SIZE; j++) {
-			struct fdent *x = atomic_load(&c[j]);
-
-			if (!x || x == &hidden_marker)
-				continue;
-			if (x->shadow && x->shadow->fd == fd)
-				x->shadow->fd = nfd;
-			if (x->kind == FD_CONNECTING && x->tcp_fd == fd)
-				x->tcp_fd = nfd;
-		}
-	}
+	table_each(moved_hidden, (int[2]){ fd, nfd });
 	set(fd, NULL);
 	mark_hidden(nfd);
 	real.close(fd);
@@ -211,14 +205,6 @@ EXPORT int dup3(int fd, int nfd, int flags)
 	return do_dup(fd, nfd, flags, 3);
 }
 
-static int fcntl_common(int fd, int cmd, void *arg)
-{
-	ensure_init();
-	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && get(fd))
-		return do_dup(fd, (int)(long)arg, cmd, 1);
-	return real.fcntl(fd, cmd, arg);
-}
-
 EXPORT int fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
@@ -227,19 +213,14 @@ EXPORT int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return fcntl_common(fd, cmd, arg);
+	ensure_init();
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && get(fd))
+		return do_dup(fd, (int)(long)arg, cmd, 1);
+	return real.fcntl(fd, cmd, arg);
 }
 
-EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return fcntl_common(fd, cmd, arg);
-}
+/* The same function under its large-file name. */
+EXPORT int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 
 /* close_range() and closefrom() spare the library's descriptors. */
 static int close_range_common(unsigned int first, unsigned int last,

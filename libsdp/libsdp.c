@@ -148,6 +148,21 @@ void logmsg(int level, const char *fmt, ...)
 	errno = saved;
 }
 
+/*
+ * Log what an SDP bind(), listen() or connect() on @addr (@len 0: any
+ * address) gave, @ret with errno; returns @ret, errno kept.
+ */
+int log_sdp_call(const char *call, const void *addr, socklen_t len, int ret)
+{
+	int err = errno;
+
+	logmsg(SDP_LOG_SUMMARY, "%s %s: sdp%s%s", call,
+	       len ? ADDRSTR(addr, len) : "(any)", ret ? ": " : "",
+	       ret ? strerror(err) : "");
+	errno = err;
+	return ret;
+}
+
 /* The rule for a bind()/listen() (server) or connect() (client); logged. */
 const struct sdp_rule *decide(enum sdp_role role, const struct sockaddr *addr,
 			      socklen_t len, enum sdp_use *use)

@@ -178,6 +178,7 @@ void logmsg(int level, const char *fmt, ...)
 #define ADDRSTR(sa, len) \
 	sdp_addr_str((const void *)(sa), (len), (char[64]){ 0 }, 64)
 
+int log_sdp_call(const char *call, const void *addr, socklen_t len, int ret);
 const struct sdp_rule *decide(enum sdp_role role, const struct sockaddr *addr,
 			      socklen_t len, enum sdp_use *use);
 
@@ -203,12 +204,22 @@ static inline bool is_special(const struct fdent *e)
 		     e->kind == FD_FAILED);
 }
 
+/* A TCP socket that a rule may turn into SDP, going to an IP address. */
+static inline bool is_candidate(const struct fdent *e,
+				const struct sockaddr *addr, socklen_t len)
+{
+	return e && e->kind == FD_CAND && addr &&
+	       (addr->sa_family == AF_INET || addr->sa_family == AF_INET6) &&
+	       len <= sizeof(struct sockaddr_storage);
+}
+
 void lock_tab(sigset_t *old);
 void unlock_tab(sigset_t *old);
 void atfork_prepare(void);
 void atfork_parent(void);
 void atfork_child(void);
 bool set(int fd, struct fdent *e);
+void table_each(bool (*fn)(void *arg, int fd, struct fdent *e), void *arg);
 void set_kind(int fd, struct fdent *e, enum fd_kind kind);
 struct fdent *new_entry(enum fd_kind kind, int domain);
 int free_entry(struct fdent *e);

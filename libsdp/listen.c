@@ -34,9 +34,7 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 
 	ensure_init();
 	e = get(fd);
-	if (!e || e->kind != FD_CAND || !addr ||
-	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6) ||
-	    len > sizeof(struct sockaddr_storage))
+	if (!is_candidate(e, addr, len))
 		return real.bind(fd, addr, len);
 
 	/* listen() logs the decision; here it only matters for "sdp". */
@@ -45,12 +43,7 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 		/* SDP only, on a fixed port: TCP's port must not matter. */
 		if (convert(fd, fd_nonblocking(fd)) == 0) {
 			ret = real.bind(fd, addr, len);
-			err = errno;
-			logmsg(SDP_LOG_SUMMARY, "bind %s: sdp%s%s",
-			       ADDRSTR(addr, len), ret ? ": " : "",
-			       ret ? strerror(err) : "");
-			errno = err;
-			return ret;
+			return log_sdp_call("bind", addr, len, ret);
 		}
 		logmsg(SDP_LOG_WARN, "bind %s: no SDP socket (%s): tcp",
 		       ADDRSTR(addr, len), strerror(errno));
@@ -205,12 +198,7 @@ EXPORT int listen(int fd, int backlog)
 			return -1;
 		}
 		ret = real.listen(fd, backlog);
-		err = errno;
-		logmsg(SDP_LOG_SUMMARY, "listen %s: sdp%s%s",
-		       len ? ADDRSTR(&ss, len) : "(any)", ret ? ": " : "",
-		       ret ? strerror(err) : "");
-		errno = err;
-		return ret;
+		return log_sdp_call("listen", &ss, len, ret);
 	case SDP_USE_BOTH:
 		ret = real.listen(fd, backlog);
 		if (ret < 0)

@@ -369,26 +369,27 @@ static void fix_family(int fd, struct sockaddr *addr, socklen_t *len,
 	*len = sizeof(sin6);
 }
 
-EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+/* getsockname() or getpeername() (@fn), the family fixed. */
+static int get_name(int (*fn)(int, struct sockaddr *, socklen_t *), int fd,
+		    struct sockaddr *addr, socklen_t *len)
 {
 	socklen_t room = len ? *len : 0;
 	int ret;
 
-	ensure_init();
-	ret = real.getsockname(fd, addr, len);
+	ret = fn(fd, addr, len);
 	if (ret == 0 && addr && room)
 		fix_family(fd, addr, len, room);
 	return ret;
 }
 
+EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	ensure_init();
+	return get_name(real.getsockname, fd, addr, len);
+}
+
 EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	socklen_t room = len ? *len : 0;
-	int ret;
-
 	ensure_init();
-	ret = real.getpeername(fd, addr, len);
-	if (ret == 0 && addr && room)
-		fix_family(fd, addr, len, room);
-	return ret;
+	return get_name(real.getpeername, fd, addr, len);
 }

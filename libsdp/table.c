@@ -90,6 +90,29 @@ bool set(int fd, struct fdent *e)
 	return true;
 }
 
+/*
+ * Under the lock: @fn(@arg, descriptor, entry) for every entry but the
+ * hidden markers, in descriptor order, until @fn returns false.
+ */
+void table_each(bool (*fn)(void *arg, int fd, struct fdent *e), void *arg)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < N_CHUNKS; i++) {
+		fdslot *c = atomic_load(&chunks[i]);
+
+		if (!c)
+			continue;
+		for (j = 0; j < CHUNK_SIZE; j++) {
+			struct fdent *x = atomic_load(&c[j]);
+
+			if (x && x != &hidden_marker &&
+			    !fn(arg, (int)(i << CHUNK_BITS | j), x))
+				return;
+		}
+	}
+}
+
 /* Change the kind of the entry at @fd, keeping the counters right. */
 void set_kind(int fd, struct fdent *e, enum fd_kind kind)
 {

@@ -20,6 +20,20 @@ static long long ts_deadline(const struct timespec *ts)
 	return now_ms() + ts->tv_sec * 1000LL + (ts->tv_nsec + 999999) / 1000000;
 }
 
+/* The time from now to @wake (ms, -1: none) in @ts; NULL for none. */
+static const struct timespec *wake_ts(long long wake, struct timespec *ts)
+{
+	long long now, left;
+
+	if (wake < 0)
+		return NULL;
+	now = now_ms();
+	left = wake > now ? wake - now : 0;
+	ts->tv_sec = left / 1000;
+	ts->tv_nsec = left % 1000 * 1000000;
+	return ts;
+}
+
 /*
  * The wait of the program's poll() on @fds with the shadows of "both"
  * listeners added and "both" connects settled.  @deadline in ms (-1:
@@ -50,7 +64,7 @@ static int poll_special(struct pollfd *fds, nfds_t n, long long deadline,
 	}
 
 	for (;;) {
-		long long wake = deadline, now;
+		long long wake = deadline;
 		nfds_t i, extra = 0;
 		struct timespec ts;
 		sigset_t old;
@@ -79,14 +93,7 @@ static int poll_special(struct pollfd *fds, nfds_t n, long long deadline,
 		}
 		unlock_tab(&old);
 
-		now = now_ms();
-		if (wake >= 0) {
-			long long left = wake > now ? wake - now : 0;
-
-			ts.tv_sec = left / 1000;
-			ts.tv_nsec = left % 1000 * 1000000;
-		}
-		ret = real.ppoll(all, n + extra, wake >= 0 ? &ts : NULL, mask);
+		ret = real.ppoll(all, n + extra, wake_ts(wake, &ts), mask);
 		if (ret >= 0) {
 			for (i = 0; i < extra; i++)
 				all[owner[i]].revents |= all[n + i].revents &
@@ -377,6 +384,18 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	return ret;
 }
 
+/* epoll_pwait2(), or epoll_pwait() in ms where libc has no epoll_pwait2. */
+static int real_epoll_wait_ts(int epfd, struct epoll_event *evs, int max,
+			      const struct timespec *ts, const sigset_t *mask)
+{
+	if (real.epoll_pwait2)
+		return real.epoll_pwait2(epfd, evs, max, ts, mask);
+	return real.epoll_pwait(epfd, evs, max,
+				ts ? (int)(ts->tv_sec * 1000 +
+					   ts->tv_nsec / 1000000) : -1,
+				mask);
+}
+
 /*
  * epoll_wait() on a set that holds "both" connects in progress: settle
  * them when they have news or time is up, and hide the event of a failed
@@ -388,7 +407,7 @@ static int epoll_special(int epfd, struct epoll_event *evs, int max,
 	for (;;) {
 		struct epoll_event hide[16];
 		int nhide = 0, i, j, ret, fd;
-		long long wake = deadline, now;
+		long long wake = deadline;
 		struct timespec ts;
 		sigset_t old;
 		int conn[16], nconn = 0;
@@ -416,21 +435,8 @@ static int epoll_special(int epfd, struct epoll_event *evs, int max,
 		}
 		unlock_tab(&old);
 
-		now = now_ms();
-		if (wake >= 0) {
-			long long left = wake > now ? wake - now : 0;
-
-			ts.tv_sec = left / 1000;
-			ts.tv_nsec = left % 1000 * 1000000;
-		}
-		if (real.epoll_pwait2)
-			ret = real.epoll_pwait2(epfd, evs, max,
-						wake >= 0 ? &ts : NULL, mask);
-		else
-			ret = real.epoll_pwait(epfd, evs, max,
-					       wake >= 0 ? (int)((ts.tv_sec * 1000) +
-						 ts.tv_nsec / 1000000) : -1,
-					       mask);
+		ret = real_epoll_wait_ts(epfd, evs, max, wake_ts(wake, &ts),
+					 mask);
 		if (ret < 0)
 			return ret;
 
@@ -497,14 +503,8 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *evs, int max,
 			const struct timespec *ts, const sigset_t *mask)
 {
 	ensure_init();
-	if (!epoll_has_connecting()) {
-		if (real.epoll_pwait2)
-			return real.epoll_pwait2(epfd, evs, max, ts, mask);
-		return real.epoll_pwait(epfd, evs, max,
-					ts ? (int)(ts->tv_sec * 1000 +
-						   ts->tv_nsec / 1000000) : -1,
-					mask);
-	}
+	if (!epoll_has_connecting())
+		return real_epoll_wait_ts(epfd, evs, max, ts, mask);
 	return epoll_special(epfd, evs, max, ts_deadline(ts), mask);
 }
 
