@@ -233,10 +233,10 @@ static int close_range_common(unsigned int first, unsigned int last,
 	lock_tab(&old);
 	for (unsigned int fd = first; ; fd++) {
 		bool end = fd == last ||
-			   fd >= (unsigned int)(N_CHUNKS * CHUNK_SIZE) - 1;
+			   fd >= (unsigned int)MAX_TRACKED_FD - 1;
 		struct fdent *e;
 
-		if (fd >= (unsigned int)(N_CHUNKS * CHUNK_SIZE))
+		if (fd >= (unsigned int)MAX_TRACKED_FD)
 			break;
 		if (!atomic_load(&chunks[fd >> CHUNK_BITS])) {
 			/* nothing tracked in this chunk */
@@ -284,7 +284,7 @@ EXPORT void closefrom(int lowfd)
 		lowfd = 0;
 	if (close_range_common(lowfd, ~0U, 0) < 0) {
 		/* as glibc: a kernel without close_range */
-		for (int fd = lowfd; fd < N_CHUNKS * CHUNK_SIZE; fd++) {
+		for (int fd = lowfd; fd < MAX_TRACKED_FD; fd++) {
 			struct fdent *e = get(fd);
 
 			if (!(e && e->kind == FD_HIDDEN))

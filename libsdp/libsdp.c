@@ -94,8 +94,6 @@
 
 #include "libsdp_int.h"
 
-#define DEFAULT_CONNECT_MS	1000	/* SDP attempt of a "both" client */
-
 /* -------------------------------------------------------------------- */
 /* The real functions and the configuration                             */
 
@@ -105,7 +103,7 @@ struct sdp_config cfg;
 bool active;
 static const char *progname = "?";
 int sdp_family = AF_INET_SDP;
-int connect_ms = DEFAULT_CONNECT_MS;
+int connect_ms = SDP_CONNECT_MS_DEFAULT;
 int log_fd = -1;
 int hidden_min = HIDDEN_FD_MIN;
 
@@ -246,7 +244,7 @@ void init(void)
 		char *end;
 		long v = strtol(s, &end, 10);
 
-		if (!*end && v >= 0 && v <= 600000)
+		if (!*end && v >= 0 && v <= SDP_CONNECT_MS_MAX)
 			connect_ms = v;
 	}
 	/* The module may have been loaded with another family number. */
@@ -259,7 +257,7 @@ void init(void)
 
 	path = getenv("LIBSDP_CONFIG_FILE");
 	if (!path || !*path)
-		path = DEFAULT_CONFIG;
+		path = SDP_DEFAULT_CONFIG;
 	if (sdp_config_load(&cfg, path, report, NULL) < 0) {
 		int err = errno;
 

@@ -43,11 +43,24 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-#define DEFAULT_CONFIG		"/etc/libsdp.conf"
 #define LISTEN_RETRY_MS		100	/* see "both", server side */
 #define MODULE_RETRY_MS		10000	/* after socket(AF_INET_SDP) failed */
 #define HIDDEN_FD_MIN		100
 #define MAX_OPT_LEN		32	/* larger option values are not replayed */
+/* An SDP message carries up to 32 KiB: what TCP_MAXSEG reads as. */
+#define SDP_EMULATED_MSS	32768
+/* socket()'s type without SOCK_NONBLOCK and SOCK_CLOEXEC (SOCK_TYPE_MASK). */
+#define SOCK_TYPE_BITS		0xf
+/*
+ * Waits on the stack: poll() and ppoll() arrays up to POLL_STACK_FDS
+ * entries (with room for as many shadows), select() and pselect() sets
+ * below SELECT_STACK_FDS, epoll_wait() on sets with up to
+ * EPOLL_STACK_CONNECTS "both" connects in progress.  Larger ones
+ * allocate; where that fails the call fails with ENOMEM (libsdp(7)).
+ */
+#define POLL_STACK_FDS		32
+#define SELECT_STACK_FDS	64
+#define EPOLL_STACK_CONNECTS	16
 /* The libc functions the library stands in front of. */
 struct libc_fns {
 	int (*socket)(int, int, int);
@@ -133,7 +146,9 @@ struct fdent {
 
 #define CHUNK_BITS	10
 #define CHUNK_SIZE	(1 << CHUNK_BITS)
-#define N_CHUNKS	1024	/* descriptors below 1 << 20 are tracked */
+#define N_CHUNKS	1024
+/* Descriptors from here up are not tracked: they stay plain TCP. */
+#define MAX_TRACKED_FD	(N_CHUNKS * CHUNK_SIZE)
 
 typedef struct fdent *_Atomic fdslot;
 extern fdslot *_Atomic chunks[N_CHUNKS];
@@ -188,7 +203,7 @@ static inline struct fdent *get(int fd)
 {
 	fdslot *chunk;
 
-	if (fd < 0 || fd >= N_CHUNKS * CHUNK_SIZE)
+	if (fd < 0 || fd >= MAX_TRACKED_FD)
 		return NULL;
 	chunk = atomic_load_explicit(&chunks[fd >> CHUNK_BITS],
 				     memory_order_acquire);

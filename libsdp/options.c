@@ -124,7 +124,7 @@ struct optrec *opts_copy(int fd, unsigned int *n)
 static bool is_tcp(int domain, int type, int protocol)
 {
 	return (domain == AF_INET || domain == AF_INET6) &&
-	       (type & 0xf) == SOCK_STREAM &&
+	       (type & SOCK_TYPE_BITS) == SOCK_STREAM &&
 	       (protocol == 0 || protocol == IPPROTO_TCP);
 }
 
@@ -265,8 +265,7 @@ static int emulated_get(int fd, struct fdent *e, int level, int name,
 		errno = ENOPROTOOPT;
 		return -1;
 	}
-	/* TCP_MAXSEG: an SDP message carries up to 32 KiB. */
-	v = level == IPPROTO_TCP && name == TCP_MAXSEG ? 32768 : 0;
+	v = level == IPPROTO_TCP && name == TCP_MAXSEG ? SDP_EMULATED_MSS : 0;
 	if (*len > sizeof(v))
 		*len = sizeof(v);
 	memcpy(val, &v, *len);

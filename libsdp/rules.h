@@ -21,6 +21,16 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+/* The rules file when LIBSDP_CONFIG_FILE does not name one. */
+#define SDP_DEFAULT_CONFIG	"/etc/libsdp.conf"
+/*
+ * How long a "both" client tries SDP before TCP, in ms
+ * (LIBSDP_CONNECT_TIMEOUT, sdp_run -t): the default and the largest
+ * value taken (the library ignores others, sdp_run refuses them).
+ */
+#define SDP_CONNECT_MS_DEFAULT	1000
+#define SDP_CONNECT_MS_MAX	600000
+
 enum sdp_use {
 	SDP_USE_TCP,	/* leave the socket alone */
 	SDP_USE_SDP,	/* SDP only */

@@ -20,7 +20,6 @@
 #ifndef LIBSDP_LIBDIR
 #define LIBSDP_LIBDIR "/usr/local/lib"
 #endif
-#define DEFAULT_CONFIG "/etc/libsdp.conf"
 
 static void usage(FILE *f)
 {
@@ -29,10 +28,11 @@ static void usage(FILE *f)
 		"       sdp_run -c [-r RULES]\n"
 		"  -r RULES    rules file (default $LIBSDP_CONFIG_FILE, else %s)\n"
 		"  -l LIBRARY  libsdp.so to preload (default: next to sdp_run, else %s)\n"
-		"  -t MS       how long a \"both\" client tries SDP before TCP (default 1000)\n"
+		"  -t MS       how long a \"both\" client tries SDP before TCP (default %d)\n"
 		"  -v          log every decision on standard error (min-level 1)\n"
 		"  -c          check the rules file and print the rules, run nothing\n",
-		DEFAULT_CONFIG, LIBSDP_LIBDIR "/libsdp.so");
+		SDP_DEFAULT_CONFIG, LIBSDP_LIBDIR "/libsdp.so",
+		SDP_CONNECT_MS_DEFAULT);
 }
 
 static void report(void *arg, const char *msg)
@@ -108,9 +108,9 @@ int main(int argc, char **argv)
 		char *end;
 		long v = strtol(timeout, &end, 10);
 
-		if (*end || v < 0 || v > 600000) {
-			fprintf(stderr, "sdp_run: -t wants milliseconds (0-600000), not '%s'\n",
-				timeout);
+		if (*end || v < 0 || v > SDP_CONNECT_MS_MAX) {
+			fprintf(stderr, "sdp_run: -t wants milliseconds (0-%d), not '%s'\n",
+				SDP_CONNECT_MS_MAX, timeout);
 			return 2;
 		}
 	}
@@ -119,11 +119,11 @@ int main(int argc, char **argv)
 		rules = getenv("LIBSDP_CONFIG_FILE");
 	if (rules && !*rules)
 		rules = NULL;
-	if (sdp_config_load(&cfg, rules ? rules : DEFAULT_CONFIG, report,
+	if (sdp_config_load(&cfg, rules ? rules : SDP_DEFAULT_CONFIG, report,
 			    NULL) < 0) {
 		if (rules || errno != ENOENT) {
 			fprintf(stderr, "sdp_run: cannot read %s: %s\n",
-				rules ? rules : DEFAULT_CONFIG,
+				rules ? rules : SDP_DEFAULT_CONFIG,
 				strerror(errno));
 			return 2;
 		}
@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 		char buf[256];
 
 		printf("# %s: %zu rule%s\n", cfg.path ? cfg.path :
-		       "built-in defaults (no " DEFAULT_CONFIG ")",
+		       "built-in defaults (no " SDP_DEFAULT_CONFIG ")",
 		       cfg.n_rules, cfg.n_rules == 1 ? "" : "s");
 		for (i = 0; i < cfg.n_rules; i++)
 			printf("%s\n", sdp_rule_str(&cfg.rules[i], buf,

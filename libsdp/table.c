@@ -62,7 +62,7 @@ bool set(int fd, struct fdent *e)
 	fdslot *chunk;
 	struct fdent *old;
 
-	if (fd < 0 || fd >= N_CHUNKS * CHUNK_SIZE)
+	if (fd < 0 || fd >= MAX_TRACKED_FD)
 		return false;
 	chunk = atomic_load_explicit(&chunks[fd >> CHUNK_BITS],
 				     memory_order_acquire);

@@ -42,12 +42,12 @@ static const struct timespec *wake_ts(long long wake, struct timespec *ts)
 static int poll_special(struct pollfd *fds, nfds_t n, long long deadline,
 			const sigset_t *mask)
 {
-	struct pollfd stack[64], *all = stack;
-	struct shadow **shs = NULL, *shstack[64];
-	int *owner = NULL, ostack[64];
+	struct pollfd stack[2 * POLL_STACK_FDS], *all = stack;
+	struct shadow **shs = NULL, *shstack[POLL_STACK_FDS];
+	int *owner = NULL, ostack[POLL_STACK_FDS];
 	int ret;
 
-	if (n > 32) {
+	if (n > POLL_STACK_FDS) {
 		all = malloc(2 * n * sizeof(*all));
 		shs = malloc(n * sizeof(*shs));
 		owner = malloc(n * sizeof(*owner));
@@ -196,10 +196,10 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n,
 static int select_special(int nfds, fd_set *r, fd_set *w, fd_set *x,
 			  long long deadline, const sigset_t *mask)
 {
-	struct pollfd stack[64], *p = stack;
+	struct pollfd stack[SELECT_STACK_FDS], *p = stack;
 	int fd, n = 0, ret, count = 0;
 
-	if (nfds > 64) {
+	if (nfds > SELECT_STACK_FDS) {
 		p = malloc(nfds * sizeof(*p));
 		if (!p) {
 			errno = ENOMEM;
@@ -396,86 +396,143 @@ static int real_epoll_wait_ts(int epfd, struct epoll_event *evs, int max,
 				mask);
 }
 
+/* A "both" connect in progress that is registered in the set waited on. */
+struct pending {
+	int fd;
+	bool hide;		/* its event is the failed SDP attempt's */
+	struct epoll_event ev;	/* its registration in the set */
+};
+
+/* The "both" connects in progress in the epoll set @epfd. */
+struct pendings {
+	int epfd;
+	struct pending *p;	/* stack[] or allocated */
+	unsigned int n, cap;
+	long long wake;		/* the earliest deadline, or -1 */
+	bool nomem;
+	struct pending stack[EPOLL_STACK_CONNECTS];
+};
+
+/* table_each(): collect @e into @arg (struct pendings) if it is one. */
+static bool collect_pending(void *arg, int fd, struct fdent *e)
+{
+	struct pendings *ps = arg;
+	unsigned int i;
+
+	if (e->kind != FD_CONNECTING)
+		return true;
+	for (i = 0; i < e->n_eps; i++)
+		if (e->eps[i].epfd == ps->epfd)
+			break;
+	if (i == e->n_eps)
+		return true;
+	if (ps->n == ps->cap) {
+		/* More than the stack holds: grow, never drop one. */
+		size_t cap = 2 * (size_t)ps->cap;
+		struct pending *p = malloc(cap * sizeof(*p));
+
+		if (!p) {
+			ps->nomem = true;
+			return false;
+		}
+		memcpy(p, ps->p, ps->n * sizeof(*p));
+		if (ps->p != ps->stack)
+			free(ps->p);
+		ps->p = p;
+		ps->cap = cap;
+	}
+	ps->p[ps->n++] = (struct pending){ .fd = fd };
+	if (ps->wake < 0 || e->deadline < ps->wake)
+		ps->wake = e->deadline;
+	return true;
+}
+
+/* Was @ev (a returned event) hidden, as a failed attempt's? */
+static bool hidden_event(const struct pendings *ps, const struct epoll_event *ev)
+{
+	unsigned int i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->p[i].hide && ps->p[i].ev.data.u64 == ev->data.u64)
+			return true;
+	return false;
+}
+
 /*
  * epoll_wait() on a set that holds "both" connects in progress: settle
  * them when they have news or time is up, and hide the event of a failed
  * SDP attempt (the TCP socket now in its place reports for itself).
+ * Every such connect in the set is followed, however many there are;
+ * past EPOLL_STACK_CONNECTS the list is allocated, and if that fails the
+ * wait fails with ENOMEM (libsdp(7)) rather than leave some unsettled.
  */
 static int epoll_special(int epfd, struct epoll_event *evs, int max,
 			 long long deadline, const sigset_t *mask)
 {
+	struct pendings ps = { .epfd = epfd, .cap = EPOLL_STACK_CONNECTS };
+	int ret;
+
+	ps.p = ps.stack;
 	for (;;) {
-		struct epoll_event hide[16];
-		int nhide = 0, i, j, ret, fd;
-		long long wake = deadline;
 		struct timespec ts;
 		sigset_t old;
-		int conn[16], nconn = 0;
+		unsigned int i;
+		int j;
 
+		ps.n = 0;
+		ps.wake = deadline;
 		lock_tab(&old);
-		for (fd = 0; fd < N_CHUNKS * CHUNK_SIZE && nconn < 16; fd++) {
-			fdslot *c = atomic_load(&chunks[fd >> CHUNK_BITS]);
-			struct fdent *e;
-
-			if (!c) {
-				fd |= CHUNK_SIZE - 1;
-				continue;
-			}
-			e = atomic_load(&c[fd & (CHUNK_SIZE - 1)]);
-			if (!e || e->kind != FD_CONNECTING)
-				continue;
-			for (i = 0; i < (int)e->n_eps; i++)
-				if (e->eps[i].epfd == epfd)
-					break;
-			if (i == (int)e->n_eps)
-				continue;
-			conn[nconn++] = fd;
-			if (wake < 0 || e->deadline < wake)
-				wake = e->deadline;
-		}
+		table_each(collect_pending, &ps);
 		unlock_tab(&old);
+		if (ps.nomem) {
+			logmsg(SDP_LOG_ERROR, "epoll_wait: no memory for the %d connects in progress",
+			       atomic_load(&n_connecting));
+			errno = ENOMEM;
+			ret = -1;
+			break;
+		}
 
-		ret = real_epoll_wait_ts(epfd, evs, max, wake_ts(wake, &ts),
+		ret = real_epoll_wait_ts(epfd, evs, max, wake_ts(ps.wake, &ts),
 					 mask);
 		if (ret < 0)
-			return ret;
+			break;
 
-		for (i = 0; i < nconn; i++) {
-			struct epoll_event ev = { 0 };
+		for (i = 0; i < ps.n; i++) {
+			struct pending *p = &ps.p[i];
 			struct fdent *e;
 			bool have = false;
 			unsigned int k;
 
 			lock_tab(&old);
-			e = get(conn[i]);
+			e = get(p->fd);
 			if (e && e->kind == FD_CONNECTING) {
 				for (k = 0; k < e->n_eps; k++)
 					if (e->eps[k].epfd == epfd) {
-						ev = e->eps[k].ev;
+						p->ev = e->eps[k].ev;
 						have = true;
 					}
 			}
 			unlock_tab(&old);
 			if (!have)
 				continue;
-			settle(conn[i], 0);
-			e = get(conn[i]);
-			if ((!e || e->kind == FD_CONNECTING) && nhide < 16)
-				hide[nhide++] = ev;
+			settle(p->fd, 0);
+			e = get(p->fd);
+			p->hide = !e || e->kind == FD_CONNECTING;
 		}
-		for (i = j = 0; i < ret; i++) {
-			int h;
-
-			for (h = 0; h < nhide; h++)
-				if (evs[i].data.u64 == hide[h].data.u64)
-					break;
-			if (h == nhide)
+		for (i = j = 0; (int)i < ret; i++)
+			if (!hidden_event(&ps, &evs[i]))
 				evs[j++] = evs[i];
-		}
 		ret = j;
 		if (ret || (deadline >= 0 && now_ms() >= deadline))
-			return ret;
+			break;
 	}
+	if (ps.p != ps.stack) {
+		int err = errno;
+
+		free(ps.p);
+		errno = err;
+	}
+	return ret;
 }
 
 static bool epoll_has_connecting(void)

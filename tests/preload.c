@@ -86,8 +86,9 @@ static bool is_sdp(int fd)
 	return fstat(fd, &st) == 0 && proc_net_sdp_has_inode(st.st_ino);
 }
 
-/* SDP listeners on @port, from /proc/net/sdp. */
-static int sdp_listeners(int port)
+/* SDP sockets in state @state ("0A": LISTEN) on @port (-1: any), from
+ * /proc/net/sdp. */
+static int sdp_sockets_in(const char *state, int port)
 {
 	char line[512], want[8];
 	FILE *f = fopen("/proc/net/sdp", "re");
@@ -100,11 +101,16 @@ static int sdp_listeners(int port)
 		char local[80], st[8];
 
 		if (sscanf(line, "%79s %*s %7s", local, st) == 2 &&
-		    strstr(local, want) && !strcmp(st, "0A"))
+		    (port < 0 || strstr(local, want)) && !strcmp(st, state))
 			n++;
 	}
 	fclose(f);
 	return n;
+}
+
+static int sdp_listeners(int port)
+{
+	return sdp_sockets_in("0A", port);
 }
 
 static struct sockaddr_in addr4(const char *a, int port)
@@ -125,30 +131,30 @@ static int port_of(int fd)
 	return sockaddr_port(&ss);
 }
 
+/* A listener of @family on @a:@port with @backlog. */
+static int listener_of(int family, const char *a, int port, int backlog)
+{
+	struct sockaddr_in sin = addr4(a, port);
+	int fd = socket(family, SOCK_STREAM, 0), one = 1;
+
+	H(fd >= 0, "socket(%d)", family);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	H(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0,
+	  "bind(%d) %s:%d", family, a, port);
+	H(listen(fd, backlog) == 0, "listen(%d)", family);
+	return fd;
+}
+
 /* A program's TCP listener (what the library may shadow). */
 static int tcp_listener(const char *a, int port)
 {
-	struct sockaddr_in sin = addr4(a, port);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-
-	H(fd >= 0, "socket");
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	H(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0, "bind %s:%d",
-	  a, port);
-	H(listen(fd, 16) == 0, "listen");
-	return fd;
+	return listener_of(AF_INET, a, port, 16);
 }
 
 /* A listener that speaks only SDP (family 27: the library's own). */
 static int sdp_only_listener(int port)
 {
-	struct sockaddr_in sin = addr4(TEST_ADDR(), port);
-	int fd = socket(AF_INET_SDP, SOCK_STREAM, 0);
-
-	H(fd >= 0, "socket(AF_INET_SDP)");
-	H(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0, "sdp bind");
-	H(listen(fd, 16) == 0, "sdp listen");
-	return fd;
+	return listener_of(AF_INET_SDP, TEST_ADDR(), port, 16);
 }
 
 static int connect_family(int family, const char *a, int port)
@@ -576,6 +582,101 @@ static void h_silent_peer(const char *arg)
 }
 
 /*
+ * More "both" connects in progress in one epoll set than libsdp follows
+ * on its stack (EPOLL_STACK_CONNECTS, 16): epoll_wait() alone must settle
+ * every one of them.  ARG: "tcp" (a TCP-only listener: each SDP attempt
+ * is refused and TCP takes over, and the refused attempt's event, with
+ * EPOLLERR, must not reach the program) or "sdp" (an SDP-only listener).
+ * Each connect must be reported once, writable and without error, and
+ * carry a byte.
+ */
+#define MANY_CONNECTS	40
+
+static void h_many_connects(const char *arg)
+{
+	bool sdp = !strcmp(arg, "sdp");
+	int l, port, epfd, i, n, left = MANY_CONNECTS, c[MANY_CONNECTS];
+	bool seen[MANY_CONNECTS] = { false };
+	struct sockaddr_in sin;
+	long long end;
+	char ch;
+
+	l = listener_of(sdp ? AF_INET_SDP : AF_INET, TEST_ADDR(), 0,
+			2 * MANY_CONNECTS);
+	port = port_of(l);
+	sin = addr4(TEST_ADDR(), port);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	H(epfd >= 0, "epoll_create1");
+	for (i = 0; i < MANY_CONNECTS; i++) {
+		struct epoll_event ev = { EPOLLOUT, { .u64 = i } };
+
+		c[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		H(c[i] >= 0, "socket %d", i);
+		H(epoll_ctl(epfd, EPOLL_CTL_ADD, c[i], &ev) == 0, "ctl %d", i);
+		H(connect(c[i], (struct sockaddr *)&sin, sizeof(sin)) < 0 &&
+		  errno == EINPROGRESS, "connect %d", i);
+	}
+	/*
+	 * Every SDP attempt has its answer (no SDP socket left in SYN_SENT)
+	 * before the program looks, so that one epoll_wait() has to handle
+	 * all of them, not a few at a time as the answers trickle in.
+	 */
+	end = now_ms() + WAIT_MS;
+	while (sdp_sockets_in("02", -1) > 0) {
+		H(now_ms() < end, "SDP attempts still in SYN_SENT");
+		usleep(10000);
+	}
+	end = now_ms() + WAIT_MS;
+	while (left > 0) {
+		struct epoll_event evs[MANY_CONNECTS];
+		long long ms = end - now_ms();
+
+		n = epoll_wait(epfd, evs, MANY_CONNECTS, ms > 0 ? (int)ms : 0);
+		H(n >= 0, "epoll_wait");
+		H(n > 0 || ms > 0, "%d of %d connects never reported", left,
+		  MANY_CONNECTS);
+		for (int k = 0; k < n; k++) {
+			unsigned long long x = evs[k].data.u64;
+			int err = -1;
+			socklen_t el = sizeof(err);
+
+			H(x < MANY_CONNECTS && !seen[x], "event for %llu", x);
+			H(!(evs[k].events & (EPOLLERR | EPOLLHUP)),
+			  "connect %llu reported events %#x", x, evs[k].events);
+			H(getsockopt(c[x], SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
+			  err == 0, "connect %llu: SO_ERROR %s", x,
+			  strerrorname_np(err) ?: "?");
+			H(epoll_ctl(epfd, EPOLL_CTL_DEL, c[x], NULL) == 0,
+			  "ctl del %llu", x);
+			seen[x] = true;
+			left--;
+		}
+	}
+	for (i = 0; i < MANY_CONNECTS; i++) {
+		H(is_sdp(c[i]) == sdp, "connect %d over %s", i,
+		  is_sdp(c[i]) ? "sdp" : "tcp");
+		set_nonblock(c[i], false);
+		H(write(c[i], "m", 1) == 1, "write %d", i);
+	}
+	/* One byte on each accepted connection, whatever the order. */
+	for (i = 0; i < MANY_CONNECTS; i++) {
+		int a = accept(l, NULL, NULL);
+
+		H(a >= 0, "accept %d", i);
+		H(wait_fd(a, POLLIN, WAIT_MS) & POLLIN, "no byte on accepted %d",
+		  i);
+		H(read(a, &ch, 1) == 1 && ch == 'm', "read on accepted %d", i);
+		close(a);
+	}
+	for (i = 0; i < MANY_CONNECTS; i++)
+		close(c[i]);
+	close(epfd);
+	close(l);
+	fprintf(stderr, "%d connects over %s settled in epoll_wait\n",
+		MANY_CONNECTS, arg);
+}
+
+/*
  * "sdp" rules mean SDP only (an address without RDMA fails), and the
  * first rule that matches wins ("tcp" for 127.0.0.1 before it).
  */
@@ -869,6 +970,7 @@ static const struct {
 	{ "fork_after_accept", h_fork_after_accept },
 	{ "connect", h_connect },
 	{ "silent_peer", h_silent_peer },
+	{ "many_connects", h_many_connects },
 	{ "sdp_only", h_sdp_only },
 	{ "untouched", h_untouched },
 	{ "options", h_options },
@@ -1067,6 +1169,15 @@ static void test_connect_both_silent_cm(void)
 	rdma_destroy_event_channel(ec);
 }
 
+/* More connects in progress in one epoll set than libsdp keeps on its stack. */
+static void test_connect_both_many_in_epoll(void)
+{
+	RUN_HELPER(both_client, NULL, "many_connects", "tcp");
+	/* 40 SDP connects at once may take the slow guest over 1 s. */
+	RUN_HELPER(NULL, "LIBSDP_CONNECT_TIMEOUT=8000", "many_connects",
+		   "sdp");
+}
+
 static void test_sdp_rule_means_sdp_only(void)
 {
 	RUN_HELPER("use tcp client * 127.0.0.1:*\n"
@@ -1156,6 +1267,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_connect_both_blocking),
 	TAP_TEST(test_connect_both_nonblocking),
 	TAP_TEST(test_connect_both_silent_cm),
+	TAP_TEST(test_connect_both_many_in_epoll),
 	TAP_TEST(test_sdp_rule_means_sdp_only),
 	TAP_TEST(test_unselected_sockets_untouched),
 	TAP_TEST(test_options_survive),
