@@ -51,7 +51,10 @@ endif
 
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
 	-Iinclude/uapi -Itests/lib
-TEST_LIB := $(wildcard tests/lib/*.c)
+# tests/lib/peer.c, the user-space SDP peer, needs verbs: only the suites
+# that use it link it (PEER_LIB), the rest get TEST_LIB.
+PEER_LIB := tests/lib/peer.c
+TEST_LIB := $(filter-out $(PEER_LIB),$(wildcard tests/lib/*.c))
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # Suites in the order they run: the test bed first, so that a broken
@@ -97,7 +100,8 @@ tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) include/uapi/linux/
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) $(LDLIBS)
 
 # The misbehaving-peer suite speaks SDP from user space with verbs.
-tests/bin/peer: LDLIBS += -lrdmacm -libverbs
+tests/bin/peer: $(PEER_LIB)
+tests/bin/peer: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs
 
 # The unit tests of the wire rules run on the host, not in the guest:
 # the module's own src/sdp_wire.h, built in user space through

@@ -198,12 +198,15 @@ int kmsg_open(void)
 	return fd;
 }
 
-bool kmsg_find(int fd, const char *needle)
+bool kmsg_read(int fd, bool (*fn)(void *arg, const char *text, size_t len),
+	       void *arg)
 {
 	char rec[8192];
 	ssize_t n;
 
 	for (;;) {
+		const char *text;
+
 		n = read(fd, rec, sizeof(rec) - 1);
 		if (n < 0) {
 			if (errno == EPIPE)	/* overwritten records */
@@ -211,9 +214,22 @@ bool kmsg_find(int fd, const char *needle)
 			return false;	/* EAGAIN: nothing more */
 		}
 		rec[n] = '\0';
-		if (strstr(rec, needle))
+		/* "prio,seq,usec,flags;text\n" (then continuation lines) */
+		text = strchr(rec, ';');
+		text = text ? text + 1 : rec;
+		if (fn(arg, text, strcspn(text, "\n")))
 			return true;
 	}
+}
+
+static bool has_needle(void *arg, const char *text, size_t len)
+{
+	return memmem(text, len, arg, strlen(arg)) != NULL;
+}
+
+bool kmsg_find(int fd, const char *needle)
+{
+	return kmsg_read(fd, has_needle, (void *)needle);
 }
 
 long vm_pin_kb(void)

@@ -36,10 +36,15 @@ bool proc_net_sdp_has_inode(unsigned long ino);
 
 /*
  * Kernel log: kmsg_open() positions a reader at the end of the log;
- * kmsg_find() reads what was logged since and returns whether a message
- * containing @needle is among it.
+ * kmsg_read() hands @fn the text of each record logged since (its first
+ * line, without the "prio,seq,usec,flags;" prefix) until @fn returns true
+ * (and then returns true) or there is no more; kmsg_find() reads what was
+ * logged since and returns whether a message containing @needle is
+ * among it.
  */
 int kmsg_open(void);
+bool kmsg_read(int fd, bool (*fn)(void *arg, const char *text, size_t len),
+	       void *arg);
 bool kmsg_find(int fd, const char *needle);
 
 /* Write @value to the file @path (a sysctl); 0 or -errno. */
