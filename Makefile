@@ -51,6 +51,8 @@ endif
 
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
 	-Iinclude/uapi -Itests/lib
+# The sock_diag dump and parser (sdpstat's).
+DIAG_PARSE := tools/sdp_diag_parse.c
 # tests/lib/peer.c, the user-space SDP peer, needs verbs: only the suites
 # that use it link it (PEER_LIB), the rest get TEST_LIB.
 PEER_LIB := tests/lib/peer.c
@@ -75,7 +77,10 @@ tools: tools/bin/sdpstat
 
 tools/bin/%: tools/%.c $(wildcard include/uapi/linux/*.h)
 	@mkdir -p tools/bin
-	$(CC) $(TEST_CFLAGS) -o $@ $<
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS)
+
+tools/bin/sdpstat: $(DIAG_PARSE) tools/sdp_diag_parse.h
+tools/bin/sdpstat: LDLIBS += $(DIAG_PARSE)
 
 examples: examples/bin/sdp_hello
 

@@ -6,8 +6,10 @@
  *   sdpstat -s
  *
  * Sockets come from the sock_diag netlink dump of the sdp module
- * (include/uapi/linux/sdp_diag.h), statistics from /proc/net/sdp_stats;
- * both are those of the caller's network namespace.  See sdpstat(8).
+ * (include/uapi/linux/sdp_diag.h; the dump and its parser are
+ * sdp_diag_parse.c, shared with the tests), statistics from
+ * /proc/net/sdp_stats; both are those of the caller's network namespace.
+ * See sdpstat(8).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,10 +23,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <linux/netlink.h>
-#include <linux/sock_diag.h>
 #include <linux/sdp.h>
 #include <linux/sdp_diag.h>
+
+#include "sdp_diag_parse.h"
 
 /* TCP states, numbered as in the kernel (include/net/tcp_states.h). */
 enum {
@@ -263,106 +265,52 @@ struct totals {
 	unsigned int total, by_state[ST_MAX];
 };
 
+struct dump {
+	const struct options *o;
+	struct totals *t;
+};
+
+/* A socket of the dump: print it if it matches, or count it in d->t. */
+static void one_socket(void *arg, const struct sdp_diag_sock *s)
+{
+	const struct dump *d = arg;
+	const struct options *o = d->o;
+	const struct sdp_diag_msg *r = &s->msg;
+
+	if (o->af && r->sdiag_family != o->af)
+		return;
+	if (o->sport >= 0 && ntohs(r->sdiag_sport) != o->sport)
+		return;
+	if (o->dport >= 0 && ntohs(r->sdiag_dport) != o->dport)
+		return;
+	if (d->t) {
+		d->t->total++;
+		if (r->sdiag_state < ST_MAX)
+			d->t->by_state[r->sdiag_state]++;
+		return;
+	}
+	print_socket(o, r, s->has_stats ? &s->stats : NULL,
+		     s->has_conn ? &s->conn : NULL);
+}
+
 /* Dump the sockets; print the matching ones, or count them in @t. */
 static void dump_sockets(const struct options *o, struct totals *t)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct sdp_diag_req req;
-	} msg = {
-		.nlh = {
-			.nlmsg_len = sizeof(msg),
-			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-			.nlmsg_seq = 1,
-		},
-		.req = {
-			.sdiag_family = o->family,
-			.sdiag_states = t ? ALL_STATES : o->states,
-			.sdiag_ext = o->extended ?
-				     (1U << (SDP_DIAG_STATS - 1)) |
-				     (1U << (SDP_DIAG_CONN - 1)) : 0,
-		},
+	const struct sdp_diag_req req = {
+		.sdiag_family = o->family,
+		.sdiag_states = t ? ALL_STATES : o->states,
+		.sdiag_ext = o->extended ? SDP_DIAG_EXT(SDP_DIAG_STATS) |
+					   SDP_DIAG_EXT(SDP_DIAG_CONN) : 0,
 	};
-	struct sockaddr_nl nladdr = { .nl_family = AF_NETLINK };
-	static char buf[65536] __attribute__((aligned(8)));
-	bool done = false;
-	int fd;
+	struct dump d = { o, t };
+	const char *what;
 
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0)
-		die("netlink socket: %s", strerror(errno));
-	if (sendto(fd, &msg, sizeof(msg), 0, (struct sockaddr *)&nladdr,
-		   sizeof(nladdr)) < 0)
-		die("netlink send: %s", strerror(errno));
-
-	while (!done) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			die("netlink receive: %s", strerror(errno));
-		if (n == 0)
-			break;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-		     h = NLMSG_NEXT(h, n)) {
-			const struct sdp_diag_stats *st = NULL;
-			const struct sdp_diag_conn *c = NULL;
-			const struct sdp_diag_msg *r;
-			struct nlattr *a;
-			int len;
-
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
-
-				if (e->error == -ENOENT)
-					die("no SDP sockets to list: the sdp module (family %d) is not loaded",
-					    o->family);
-				die("sock_diag: %s", strerror(-e->error));
-			}
-			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*r)))
-				continue;
-			r = NLMSG_DATA(h);
-			len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*r));
-			a = (struct nlattr *)((char *)r + NLMSG_ALIGN(sizeof(*r)));
-			while (len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
-			       a->nla_len <= len) {
-				void *p = (char *)a + NLA_HDRLEN;
-				int plen = a->nla_len - NLA_HDRLEN;
-
-				if (a->nla_type == SDP_DIAG_STATS &&
-				    plen >= (int)sizeof(*st))
-					st = p;
-				else if (a->nla_type == SDP_DIAG_CONN &&
-					 plen >= (int)sizeof(*c))
-					c = p;
-				len -= NLA_ALIGN(a->nla_len);
-				a = (struct nlattr *)((char *)a +
-						      NLA_ALIGN(a->nla_len));
-			}
-			if (o->af && r->sdiag_family != o->af)
-				continue;
-			if (o->sport >= 0 && ntohs(r->sdiag_sport) != o->sport)
-				continue;
-			if (o->dport >= 0 && ntohs(r->sdiag_dport) != o->dport)
-				continue;
-			if (t) {
-				t->total++;
-				if (r->sdiag_state < ST_MAX)
-					t->by_state[r->sdiag_state]++;
-				continue;
-			}
-			print_socket(o, r, st, c);
-		}
-	}
-	close(fd);
+	if (sdp_diag_dump(&req, one_socket, &d, NULL, &what) == 0)
+		return;
+	if (!strcmp(what, "sock_diag") && errno == ENOENT)
+		die("no SDP sockets to list: the sdp module (family %d) is not loaded",
+		    o->family);
+	die("%s: %s", what, strerror(errno));
 }
 
 static void summary(const struct options *o)
