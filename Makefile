@@ -50,19 +50,20 @@ endif
 endif
 
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
-	-Iinclude/uapi -Itests/lib
-# The sock_diag dump and parser (sdpstat's).
+	-Iinclude/uapi -Itests/lib -Itools
+# The sock_diag dump and parser: sdpstat's, and the tests' (TEST_LIB).
 DIAG_PARSE := tools/sdp_diag_parse.c
 # tests/lib/peer.c, the user-space SDP peer, needs verbs: only the suites
 # that use it link it (PEER_LIB), the rest get TEST_LIB.
 PEER_LIB := tests/lib/peer.c
-TEST_LIB := $(filter-out $(PEER_LIB),$(wildcard tests/lib/*.c))
+TEST_LIB := $(filter-out $(PEER_LIB),$(wildcard tests/lib/*.c)) $(DIAG_PARSE)
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # Suites in the order they run: the test bed first, so that a broken
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
-	tests/bin/zcopy tests/bin/peer tests/bin/rdma tests/bin/ops \
+	tests/bin/zcopy tests/bin/peer tests/bin/rdma tests/bin/diag \
+	tests/bin/counters tests/bin/tunables tests/bin/install \
 	tests/bin/sdprules tests/bin/preload tests/preload-tools tests/bin/stress
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
@@ -100,7 +101,8 @@ module:
 
 tests: $(TEST_BINS)
 
-tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) include/uapi/linux/sdp.h
+tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) tools/sdp_diag_parse.h \
+		include/uapi/linux/sdp.h
 	@mkdir -p tests/bin
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) $(LDLIBS)
 

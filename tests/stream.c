@@ -56,14 +56,6 @@ static socklen_t ss_len(const struct sockaddr_storage *ss)
 					   sizeof(struct sockaddr_in);
 }
 
-static void *xmalloc(size_t size)
-{
-	void *p = malloc(size);
-
-	CHECK(p, "malloc(%zu)", size);
-	return p;
-}
-
 /* Send @len pattern bytes of stream @seed from offset @off; all or fail. */
 static void send_pattern(int fd, size_t len, uint64_t seed, uint64_t off)
 {

@@ -31,14 +31,6 @@
 #define MIB		(1024 * 1024)
 #define THRESH_SYSCTL	"/proc/sys/net/sdp/zcopy_thresh"
 
-static void *xmalloc(size_t size)
-{
-	void *p = malloc(size);
-
-	CHECK(p, "malloc(%zu)", size);
-	return p;
-}
-
 static void need_sdp(void)
 {
 	if (!test_is_sdp())

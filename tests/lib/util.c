@@ -18,6 +18,7 @@
 
 #include <linux/capability.h>
 
+#include "tap.h"
 #include "util.h"
 
 extern char **environ;
@@ -45,6 +46,14 @@ int read_file(const char *path, char *buf, size_t size)
 	if (n > 0 && buf[n - 1] == '\n')
 		buf[n - 1] = '\0';
 	return 0;
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size);
+
+	CHECK(p, "malloc(%zu)", size);
+	return p;
 }
 
 int write_file(const char *path, const char *value)

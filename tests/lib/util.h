@@ -47,6 +47,9 @@ bool kmsg_read(int fd, bool (*fn)(void *arg, const char *text, size_t len),
 	       void *arg);
 bool kmsg_find(int fd, const char *needle);
 
+/* malloc() that fails the running test when there is no memory. */
+void *xmalloc(size_t size);
+
 /* Write @value to the file @path (a sysctl); 0 or -errno. */
 int write_file(const char *path, const char *value);
 

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The namespace's statistics (/proc/net/sdp_stats) and the accounting of
+ * connection memory: each counter moves by exactly what the test did
+ * (tests/lib/ops.h), MemPages and the memory cgroup follow the buffers.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/sdp.h>
+
+#include "net.h"
+#include "ops.h"
+#include "tap.h"
+#include "util.h"
+
+/* ---- statistics ---- */
+
+/*
+ * A connection, exactly N bytes one way through the buffered path, an
+ * orderly close: each counter moves by what that is, the others not.
+ */
+static void test_counters_transfer(void)
+{
+	static const char *const moved[] = {
+		"ActiveOpens", "ActiveEstab", "PassiveOpens", "PassiveEstab",
+		"BcopyTxBytes", "BcopyTxMsgs", "BcopyRxBytes", "BcopyRxMsgs",
+		"DisConnTx", "DisConnRx", "CreditUpdatesTx",
+		"CreditUpdatesRx", "CreditStalls", "CurrEstab",
+		/* the blocking reads may poll: timing decides */
+		"BusyPollHits", "BusyPollYields", NULL
+	};
+	const size_t n = 1 << 20;
+	struct stats before, after, mid;
+	struct sockaddr_storage addr;
+	pid_t sender;
+	int l, c, s;
+	char ch;
+
+	wait_no_sockets();
+	stats_read(&before);
+	l = listener_pair(&addr, 1, &c, &s);
+	close(l);
+	sender = send_bytes_async(c, n);	/* more than the rings hold */
+	recv_bytes(s, n);
+	wait_child_ok(sender);
+	stats_read(&mid);
+	CHECK(stat_of(&mid, "CurrEstab") - stat_of(&before, "CurrEstab") == 2,
+	      "CurrEstab %lld with a connection open (was %lld)",
+	      stat_of(&mid, "CurrEstab"), stat_of(&before, "CurrEstab"));
+	CHECK_OK(shutdown(c, SHUT_WR));
+	CHECK(read(s, &ch, 1) == 0, "no end of stream");
+	close(s);
+	CHECK(read(c, &ch, 1) == 0, "no end of stream on the client");
+	close(c);
+	wait_no_sockets();
+	stats_read(&after);
+
+	CHECK(DELTA("ActiveOpens") == 1 && DELTA("ActiveEstab") == 1,
+	      "active opens %lld estab %lld", DELTA("ActiveOpens"),
+	      DELTA("ActiveEstab"));
+	CHECK(DELTA("PassiveOpens") == 1 && DELTA("PassiveEstab") == 1,
+	      "passive opens %lld estab %lld", DELTA("PassiveOpens"),
+	      DELTA("PassiveEstab"));
+	CHECK(DELTA("BcopyTxBytes") == (long long)n &&
+	      DELTA("BcopyRxBytes") == (long long)n,
+	      "bcopy bytes tx %lld rx %lld, want %zu", DELTA("BcopyTxBytes"),
+	      DELTA("BcopyRxBytes"), n);
+	CHECK(DELTA("BcopyTxMsgs") == (long long)msgs_for(n) &&
+	      DELTA("BcopyRxMsgs") == (long long)msgs_for(n),
+	      "bcopy msgs tx %lld rx %lld, want %zu", DELTA("BcopyTxMsgs"),
+	      DELTA("BcopyRxMsgs"), msgs_for(n));
+	CHECK(DELTA("DisConnTx") == 2 && DELTA("DisConnRx") == 2,
+	      "DisConn tx %lld rx %lld", DELTA("DisConnTx"),
+	      DELTA("DisConnRx"));
+	CHECK(DELTA("CurrEstab") == 0, "CurrEstab moved by %lld",
+	      DELTA("CurrEstab"));
+	check_unchanged(&before, &after, moved);
+}
+
+/*
+ * Refused connections: to a port nobody listens on, and to a listener
+ * whose backlog is full.
+ */
+static void test_counters_refused(void)
+{
+	static const char *const moved[] = {
+		"ActiveOpens", "ActiveEstab", "PassiveOpens", "PassiveEstab",
+		"ActiveRefused", "PassiveRefused", "ListenOverflows",
+		"CurrEstab", "DisConnTx", "DisConnRx", "AbortOnClose",
+		"AbortConnTx", "AbortConnRx", "AbortByPeer", "CreditUpdatesTx",
+		"CreditUpdatesRx", "CreditStalls", NULL
+	};
+	struct sockaddr_storage addr, bound;
+	struct stats before, mid, after;
+	socklen_t len;
+	int l, c1, c2, c3, b;
+
+	wait_no_sockets();
+	stats_read(&before);
+
+	/* A bound socket that does not listen: the peer's CM refuses. */
+	len = test_sockaddr(&bound, 0);
+	b = CHECK_OK(socket(AF_INET_SDP, SOCK_STREAM, 0));
+	CHECK_OK(bind(b, (struct sockaddr *)&bound, len));
+	local_addr(b, &bound);
+	c3 = CHECK_OK(socket(AF_INET_SDP, SOCK_STREAM, 0));
+	CHECK_ERRNO(connect(c3, (struct sockaddr *)&bound, len), ECONNREFUSED);
+	stats_read(&mid);
+	CHECK(stat_of(&mid, "ActiveOpens") - stat_of(&before, "ActiveOpens") == 1 &&
+	      stat_of(&mid, "ActiveRefused") - stat_of(&before, "ActiveRefused") == 1 &&
+	      stat_of(&mid, "PassiveRefused") == stat_of(&before, "PassiveRefused"),
+	      "no listener: opens %lld refused %lld passive refused %lld",
+	      stat_of(&mid, "ActiveOpens") - stat_of(&before, "ActiveOpens"),
+	      stat_of(&mid, "ActiveRefused") - stat_of(&before, "ActiveRefused"),
+	      stat_of(&mid, "PassiveRefused") - stat_of(&before, "PassiveRefused"));
+	close(c3);
+	close(b);
+
+	/* Backlog 0: the first connection waits for accept(), the next is refused. */
+	l = net_listener(&addr, 0, 0);
+	c1 = net_connect(&addr, 0);
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) > 0, "first connection not queued");
+	c2 = CHECK_OK(socket(AF_INET_SDP, SOCK_STREAM, 0));
+	CHECK_ERRNO(connect(c2, (struct sockaddr *)&addr,
+			    addr.ss_family == AF_INET6 ?
+			    sizeof(struct sockaddr_in6) :
+			    sizeof(struct sockaddr_in)), ECONNREFUSED);
+	close(c2);
+	close(c1);
+	close(l);
+	wait_no_sockets();
+	stats_read(&after);
+
+	CHECK(DELTA("ActiveOpens") == 3 && DELTA("ActiveEstab") == 1,
+	      "active opens %lld estab %lld", DELTA("ActiveOpens"),
+	      DELTA("ActiveEstab"));
+	CHECK(DELTA("ActiveRefused") == 2, "active refused %lld",
+	      DELTA("ActiveRefused"));
+	CHECK(DELTA("PassiveOpens") == 1 && DELTA("PassiveEstab") == 1,
+	      "passive opens %lld estab %lld", DELTA("PassiveOpens"),
+	      DELTA("PassiveEstab"));
+	CHECK(DELTA("PassiveRefused") == 1 && DELTA("ListenOverflows") == 1,
+	      "passive refused %lld overflows %lld", DELTA("PassiveRefused"),
+	      DELTA("ListenOverflows"));
+	CHECK(DELTA("ActiveFails") == 0 && DELTA("PassiveFails") == 0,
+	      "fails %lld/%lld", DELTA("ActiveFails"), DELTA("PassiveFails"));
+	CHECK(DELTA("CurrEstab") == 0, "CurrEstab moved by %lld",
+	      DELTA("CurrEstab"));
+	check_unchanged(&before, &after, moved);
+}
+
+/*
+ * close() with unread data aborts: the closer counts AbortOnClose and
+ * sends AbortConn, the peer counts AbortByPeer; the socket's
+ * abort reason shows in the dump.
+ */
+static void test_counters_abort(void)
+{
+	struct stats before, after;
+	struct sdp_diag_sock d[8];
+	ssize_t r;
+	char buf[16];
+	int c, s, cnt;
+
+	wait_no_sockets();
+	stats_read(&before);
+	net_pair(&c, &s);
+	send_bytes(c, 100);
+	wait_inq(s, 100);
+	close(s);
+	CHECK(wait_fd(c, POLLIN, WAIT_MS) > 0, "no reset on the client");
+	r = recv(c, buf, sizeof(buf), 0);
+	CHECK(r == -1 && errno == ECONNRESET, "recv %zd %s", r,
+	      strerror(errno));
+	cnt = diag_dump(~0U, inode_of(c), d, 8);
+	CHECK(cnt == 1 && d[0].has_conn &&
+	      d[0].conn.abort_reason == SDP_ABORT_REASON_PEER,
+	      "abort reason %u", cnt == 1 ? d[0].conn.abort_reason : 99);
+	close(c);
+	wait_no_sockets();
+	stats_read(&after);
+	CHECK(DELTA("AbortOnClose") == 1 && DELTA("AbortByPeer") == 1,
+	      "aborts on close %lld by peer %lld", DELTA("AbortOnClose"),
+	      DELTA("AbortByPeer"));
+	CHECK(DELTA("AbortConnTx") == 1 && DELTA("AbortConnRx") == 1,
+	      "AbortConn tx %lld rx %lld", DELTA("AbortConnTx"),
+	      DELTA("AbortConnRx"));
+	CHECK(DELTA("AbortOnTimeout") == 0 && DELTA("AbortOnProtoError") == 0 &&
+	      DELTA("AbortOnCqError") == 0 && DELTA("AbortOnCmDisconnect") == 0 &&
+	      DELTA("AbortOnData") == 0 && DELTA("AbortOnDeviceRemoval") == 0,
+	      "other abort counters moved");
+	CHECK(DELTA("CurrEstab") == 0, "CurrEstab moved by %lld",
+	      DELTA("CurrEstab"));
+}
+
+/* ---- Memory ---- */
+
+/* Pages of one of the module's 32 KiB buffers. */
+#define BUF_PAGES	(32 * 1024 / 4096)
+
+#define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
+
+/* MemPages must be @base + @want now. */
+#define CHECK_MEM(base, want, what)					\
+	CHECK(sdp_stat("MemPages") - (base) == (want),			\
+	      "MemPages +%lld %s, expected +%d",				\
+	      sdp_stat("MemPages") - (base), what, (int)(want))
+
+static bool mem_pages_back(void *arg)
+{
+	return sdp_stat("MemPages") == *(long long *)arg;
+}
+
+/* One byte each way, so that both ends have sent (and read) once. */
+static void ping_both(int a, int b)
+{
+	char ch;
+
+	CHECK(write_all(a, "p", 1) == 1 && read_all(b, &ch, 1) == 1 &&
+	      write_all(b, "q", 1) == 1 && read_all(a, &ch, 1) == 1,
+	      "ping: %s", strerror(errno));
+}
+
+/*
+ * Connection memory is counted per namespace (MemPages) and held only
+ * when needed: a new pair holds two receive rings of 16 buffers and no
+ * send buffers until it sends; the first send of each end adds its send
+ * ring.  Above net.sdp.mem's max a new connect() fails with ENOBUFS
+ * (MemRefused) while the established pair keeps working; under pressure
+ * (usage above the middle value, until below the first) a new pair gets
+ * 4 buffers each way (MemPressureConns +1 per end).  Closed, all of it is
+ * given back.
+ */
+static void test_memory_limits(void)
+{
+	struct sockaddr_storage addr;
+	long long base, refused, small, m;
+	int c, s, l, c2, c3, s3;
+	char val[128];
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own accounting");
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	base = sdp_stat("MemPages");
+	CHECK(base >= 0, "no MemPages counter");
+	l = listener_pair(&addr, 4, &c, &s);
+	CHECK_MEM(base, 2 * 16 * BUF_PAGES, "for a pair that has not sent");
+	ping_both(c, s);
+	CHECK_MEM(base, 4 * 16 * BUF_PAGES, "for a pair that has sent");
+
+	/* At the limit: no new connection; the old one goes on. */
+	m = sdp_stat("MemPages");
+	refused = sdp_stat("MemRefused");
+	snprintf(val, sizeof(val), "%lld %lld %lld", 4 * m, 4 * m, m);
+	CHECK(write_file(MEM_SYSCTL, val) == 0, "write %s", MEM_SYSCTL);
+	c2 = CHECK_OK(test_socket(0));
+	CHECK_ERRNO(connect(c2, (struct sockaddr *)&addr,
+			    addr.ss_family == AF_INET6 ?
+			    sizeof(struct sockaddr_in6) :
+			    sizeof(struct sockaddr_in)), ENOBUFS);
+	CHECK(sdp_stat("MemRefused") > refused, "MemRefused did not move");
+	close(c2);
+	ping_both(c, s);
+	CHECK(wait_fd(l, POLLIN, 300) == 0, "the listener got a connection");
+
+	/* Under pressure: small rings for a new pair. */
+	small = sdp_stat("MemPressureConns");
+	CHECK(write_file(MEM_SYSCTL, "0 0 100000000") == 0, "write %s",
+	      MEM_SYSCTL);
+	m = sdp_stat("MemPages");
+	c3 = net_connect(&addr, 0);
+	s3 = net_accept(l, WAIT_MS);
+	CHECK(sdp_stat("MemPressureConns") - small == 2,
+	      "MemPressureConns +%lld", sdp_stat("MemPressureConns") - small);
+	CHECK_MEM(m, 2 * 4 * BUF_PAGES, "for a pair made under pressure");
+	ping_both(c3, s3);
+	CHECK_MEM(m, 4 * 4 * BUF_PAGES, "for that pair after sending");
+
+	close(c);
+	close(s);
+	close(c3);
+	close(s3);
+	close(l);
+	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
+}
+
+#define CG_ROOT		"/sys/fs/cgroup"
+
+static long long cg_current(const char *cg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	return read_ull(path);
+}
+
+struct cg_back {
+	const char *cg;
+	long long base;
+};
+
+static bool cg_back(void *arg)
+{
+	const struct cg_back *b = arg;
+
+	return cg_current(b->cg) - b->base < (2 << 20);
+}
+
+/*
+ * The buffers are charged to the memory cgroup of the socket (also when
+ * the kernel allocates them in the CM's thread, and for an accepted
+ * socket, whose cgroup is its listener's): four pairs made and used in
+ * a cgroup raise its memory.current by at least 3/4 of their 8 x 32
+ * buffers of 32 KiB, and closing them gives it back.
+ */
+static void test_memory_cgroup(void)
+{
+	char cg[64], path[128], pid[16], ctl[256];
+	struct sockaddr_storage addr;
+	struct cg_back back;
+	int c[4], s[4], l, i;
+	long long used;
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own buffers");
+	if (access(CG_ROOT "/cgroup.controllers", F_OK) &&
+	    mount("none", CG_ROOT, "cgroup2", 0, NULL))
+		tap_skip("no cgroup2 at %s: %s", CG_ROOT, strerror(errno));
+	if (read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl)) ||
+	    !strstr(ctl, "memory"))
+		tap_skip("no memory controller");
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
+	snprintf(cg, sizeof(cg), CG_ROOT "/sdp-test-%d", getpid());
+	CHECK(mkdir(cg, 0755) == 0, "mkdir %s: %s", cg, strerror(errno));
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	CHECK(write_file(path, pid) == 0, "join %s: %s", cg, strerror(errno));
+
+	back.cg = cg;
+	back.base = cg_current(cg);
+	CHECK(back.base >= 0, "no memory.current in %s", cg);
+	l = net_listener(&addr, 4, 0);
+	for (i = 0; i < 4; i++) {
+		c[i] = net_connect(&addr, 0);
+		s[i] = net_accept(l, WAIT_MS);
+		ping_both(c[i], s[i]);
+	}
+	used = cg_current(cg) - back.base;
+	tap_diag("memory.current +%lld kB for 4 pairs", used / 1024);
+	CHECK(used >= 8 * 32 * 32 * 1024 / 4 * 3,
+	      "memory.current +%lld kB: the buffers are not charged to the cgroup",
+	      used / 1024);
+	for (i = 0; i < 4; i++) {
+		close(c[i]);
+		close(s[i]);
+	}
+	close(l);
+	CHECK(wait_until(cg_back, &back, WAIT_MS),
+	      "memory.current still +%lld kB after the close",
+	      (cg_current(cg) - back.base) / 1024);
+	CHECK(write_file(CG_ROOT "/cgroup.procs", pid) == 0, "leave %s", cg);
+	rmdir(cg);
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_counters_transfer),
+	TAP_TEST(test_counters_refused),
+	TAP_TEST(test_counters_abort),
+	TAP_TEST(test_memory_limits),
+	TAP_TEST(test_memory_cgroup),
+};
+
+TAP_MAIN(tests)
