@@ -40,7 +40,11 @@
  *                (sdp_abort)                 go (ENETDOWN: device gone)
  *  any open      CM DISCONNECTED             CLOSE if both DisConns were
  *                (sdp_close_cm_disconnected) through, else abort
- *                                            (AbortOnCmDisconnect)
+ *                                            (AbortOnCmDisconnect); if
+ *                                            ours is posted, not yet
+ *                                            completed, its completion
+ *                                            decides (flushed: abort,
+ *                                            sdp_close_disconn_flushed)
  *  orphan        net.sdp.fin_timeout         abort (AbortOnTimeout)
  *                (sdp_timeout_work)
  *  SYN_SENT      connect failed              CLOSE; the error to connect()
@@ -208,6 +212,19 @@ void sdp_close_disconn_done(struct sdp_sock *ssk)
 }
 
 /*
+ * Our DisConn was flushed, not delivered.  After the CM disconnected
+ * (sdp_close_cm_disconnected() left the decision to its completion)
+ * that ends the connection as an abort.  ssk->lock held.
+ */
+void sdp_close_disconn_flushed(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
+	    !test_bit(SDP_F_ABORT, &ssk->flags))
+		__sdp_abort(ssk, SDP_ABORT_REASON_CM_DISCONNECT, -ECONNRESET);
+}
+
+/*
  * The CM's DISCONNECTED (the peer's DREQ, or the reply to ours): answer
  * it, and end the connection, as an abort unless both DisConns were
  * through.  lock_sock() held (the CM handler).
@@ -224,12 +241,22 @@ void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	if (disconnect)
 		rdma_disconnect(id);
 	spin_lock_bh(&ssk->lock);
-	if (!test_bit(SDP_F_ABORT, &ssk->flags) &&
-	    !(test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
-	      test_bit(SDP_F_DISCONN_DONE, &ssk->flags)))
+	if (test_bit(SDP_F_ABORT, &ssk->flags) ||
+	    (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
+	     test_bit(SDP_F_DISCONN_DONE, &ssk->flags))) {
+		if (sk->sk_state != TCP_CLOSE)
+			sdp_set_state(sk, TCP_CLOSE);
+	} else if (!(test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
+		     test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
+		     ssk->ctrl_tail != ssk->ctrl_head)) {
 		__sdp_abort(ssk, SDP_ABORT_REASON_CM_DISCONNECT, -ECONNRESET);
-	else if (sk->sk_state != TCP_CLOSE)
-		sdp_set_state(sk, TCP_CLOSE);
+	}
+	/*
+	 * Else both DisConns went, but ours has not completed yet: the
+	 * peer's DREQ can overtake the ACK of our DisConn.  The disconnect
+	 * moved the QP to the error state, so its completion comes, and
+	 * sdp_close_disconn_flushed() or sdp_close_disconn_done() decides.
+	 */
 	spin_unlock_bh(&ssk->lock);
 	sdp_queue_work(ssk);
 	if (!sock_flag(sk, SOCK_DEAD))

@@ -441,6 +441,8 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+	} else if (b->mid == SDP_MID_DISCONN) {
+		sdp_close_disconn_flushed(ssk);
 	}
 	/* A free control buffer may let a waiting DisConn go. */
 	sdp_tx_try_control(ssk);
