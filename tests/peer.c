@@ -1083,12 +1083,18 @@ static void test_abortconn_from_peer(void)
 
 /*
  * A message larger than the receive buffers the HelloAck announced fails
- * in the module's receive completion (local length error): the module
- * aborts with ECONNRESET and logs the completion error; the peer's send
- * fails and the connection ends.
+ * in the module's receive completion: the module aborts with ECONNRESET,
+ * logs the completion error and disconnects, and the peer's send must not
+ * succeed.  How the send fails is the device's business: the responder's
+ * NAK fails it at once, but rxe drops that NAK when the module's abort has
+ * already moved its QP to the error state (seen on the debug kernel), and
+ * the send would then wait out the peer's whole retry budget.  So the peer
+ * does what an SDP peer does once it sees DISCONNECTED: it moves its QP to
+ * the error state, which flushes a send still pending.
  */
 static void test_oversized_message(void)
 {
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
 	struct peer p;
 
 	klog_start();
@@ -1097,12 +1103,14 @@ static void test_oversized_message(void)
 	peer_send_big(&p, ntohl(p.ha.actrcvsz) + 4096);
 	sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
 	klog_expect("receive completion error");
+	peer_expect_disconnect(&p);
+	CHECK(ibv_modify_qp(p.qpp, &qa, IBV_QP_STATE) == 0,
+	      "peer QP to ERR: %s", strerror(errno));
 	CHECK(PEER_WAIT(&p, p.tx_done == p.tx_posted, WAIT_MS),
 	      "the send did not complete within %d ms", WAIT_MS);
 	tap_diag("the peer's send completed with %s",
 		 p.tx_errors ? ibv_wc_status_str(p.tx_status) : "success");
 	CHECK(p.tx_errors == 1, "the oversized send succeeded");
-	peer_expect_disconnect(&p);
 	peer_teardown(&p);
 }
 
