@@ -140,7 +140,15 @@ static void sdp_conn_param(struct rdma_conn_param *p, const void *pd, u8 len,
 		p->initiator_depth = min(p->initiator_depth,
 					 req->responder_resources);
 	}
-	p->retry_count = 7;
+	/*
+	 * 6 retries of the ACK timeout before a send to a peer that stopped
+	 * answering fails (ETIMEDOUT): 7 is the most the field holds, but
+	 * Soft-RoCE takes 7 to mean for ever, and a dead peer would then
+	 * never be found (sdp_keepalive.c).  The passive side's QP uses the
+	 * count of the REQ.  RNR retries: 7, for ever, as the spec defines
+	 * it: a peer that has not reposted a buffer yet is alive.
+	 */
+	p->retry_count = 6;
 	p->rnr_retry_count = 7;
 }
 

@@ -517,7 +517,11 @@ void peer_start(struct peer *p, void (*mangle)(struct hello *hh))
 	param.private_data_len = sizeof(hh);
 	param.responder_resources = 1;
 	param.initiator_depth = 1;
-	param.retry_count = 7;
+	/*
+	 * The module's QP takes its retry count from our REQ: 6, as the
+	 * module's own (rxe retries for ever with 7).
+	 */
+	param.retry_count = 6;
 	/* 7: retry forever while the module has no receive buffer posted. */
 	param.rnr_retry_count = 7;
 	if (p->manual)
