@@ -83,6 +83,7 @@ static struct proto sdp_proto = {
 	.name = "SDP",
 	.owner = THIS_MODULE,
 	.obj_size = sizeof(struct sdp_sock),
+	.keepalive = sdp_ka_set,
 };
 
 static const struct proto_ops sdp_stream_ops;
@@ -93,6 +94,8 @@ void sdp_set_state(struct sock *sk, int state)
 	lockdep_assert_held(&sdp_sk(sk)->lock);
 	sdp_stat_state(sk, sk->sk_state, state);
 	WRITE_ONCE(sk->sk_state, state);
+	if (state == TCP_ESTABLISHED)
+		sdp_ka_established(sdp_sk(sk));
 }
 
 static void sdp_sock_destruct(struct sock *sk)
@@ -125,6 +128,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 	INIT_DELAYED_WORK(&ssk->work, sdp_work);
 	INIT_DELAYED_WORK(&ssk->timeout_work, sdp_timeout_work);
 	mutex_init(&ssk->tx_mutex);
+	sdp_ka_init(ssk);
 	ssk->zc_thresh = sdp_sysctl_zcopy_thresh(net);
 	if (parent) {
 		struct sdp_sock *pssk = sdp_sk(parent);

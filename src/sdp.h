@@ -182,7 +182,9 @@ enum {
  * @quickack_off: TCP_QUICKACK was set to 0
  * @fastopen_connect: TCP_FASTOPEN_CONNECT
  *
- * Under lock_sock().  Only @notsent_lowat changes what SDP does.
+ * Under lock_sock().  @notsent_lowat and the keepalive values and
+ * @user_timeout change what SDP does (the timer of sdp_keepalive.c reads
+ * them locklessly).
  */
 struct sdp_tcp_opts {
 	int maxseg;
@@ -261,6 +263,30 @@ struct sdp_zc_pages {
 };
 
 /**
+ * struct sdp_ka - dead-peer detection (sdp_keepalive.c)
+ * @last_heard: jiffies of the last completion of ours that succeeded
+ *	(a message received or a send acknowledged); written by the CQ
+ *	poller under sdp_sock::poll_lock, read with READ_ONCE()
+ * @stall_since: when committed data started waiting for credits
+ * @persist_at: when the next persist probe is due
+ * @persist_ivl: the interval before that one
+ * @probes_out: keepalive probes without an answer
+ * @busy: a probe is posted and not completed
+ * @cqe: the probe's completion
+ *
+ * All but @last_heard under sdp_sock::lock.
+ */
+struct sdp_ka {
+	unsigned long last_heard;
+	unsigned long stall_since;
+	unsigned long persist_at;
+	unsigned long persist_ivl;
+	int probes_out;
+	bool busy;
+	struct ib_cqe cqe;
+};
+
+/**
  * struct sdp_sock - an SDP socket
  * @sk: the generic socket; must stay first
  * @node: entry in the diagnostics list (sdp_diag.c)
@@ -323,6 +349,8 @@ struct sdp_zc_pages {
  *	until it drops to 0 (sdp_work() waits for it); under @lock
  * @mem_pages: pages of buffers charged to the namespace (sdp_mem.c);
  *	under lock_sock()
+ * @ka: keepalive and persist probes (sdp_keepalive.c); its timer is
+ *	sk->sk_timer
  * @stats: per-socket counters (sdp_stats.h), under @lock
  */
 struct sdp_sock {
@@ -387,6 +415,7 @@ struct sdp_sock {
 	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;
 	long mem_pages;
+	struct sdp_ka ka;
 	struct sdp_sock_stats stats;
 };
 
@@ -471,6 +500,24 @@ static inline void sdp_addr_set_port(struct sockaddr *sa, u16 port)
 	else
 		((struct sockaddr_in *)sa)->sin_port = htons(port);
 }
+
+/*
+ * The error a failed completion of ours gives the socket: a peer that
+ * stopped acknowledging (the QP's retries ran out) timed out, as TCP
+ * reports it; anything else reset the connection.
+ */
+static inline int sdp_wc_errno(enum ib_wc_status status)
+{
+	return status == IB_WC_RETRY_EXC_ERR ? -ETIMEDOUT : -ECONNRESET;
+}
+
+/* sdp_keepalive.c */
+void sdp_ka_init(struct sdp_sock *ssk);
+void sdp_ka_established(struct sdp_sock *ssk);
+void sdp_ka_credit_stall(struct sdp_sock *ssk, bool stalled);
+void sdp_ka_changed(struct sock *sk);
+void sdp_ka_set(struct sock *sk, int on);
+void sdp_ka_stop(struct sdp_sock *ssk);
 
 /* sdp_cm.c */
 int sdp_cm_create_id(struct sdp_sock *ssk);

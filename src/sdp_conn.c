@@ -125,7 +125,8 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	sge = clamp_t(u32, min_t(u32, da->max_send_sge, da->max_sge_rd), 1,
 		      SDP_ZC_SGE);
 	zc_wrs = 2 + DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge);
-	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 2 + zc_wrs;
+	/* ... and one keepalive or persist probe (sdp_keepalive.c). */
+	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 3 + zc_wrs;
 	err = sdp_cq_create(ssk, id->device, ncqe);
 	if (err)
 		goto err;
@@ -133,8 +134,8 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	attr.qp_context = ssk;
 	attr.send_cq = ssk->cq;
 	attr.recv_cq = ssk->cq;
-	/* One spare each for ib_drain_qp(). */
-	attr.cap.max_send_wr = ssk->tx_count + SDP_CTRL_BUFS + 1 + zc_wrs;
+	/* One spare each for ib_drain_qp(); and the probe's send. */
+	attr.cap.max_send_wr = ssk->tx_count + SDP_CTRL_BUFS + 2 + zc_wrs;
 	attr.cap.max_recv_wr = ssk->rx_count + 1;
 	attr.cap.max_send_sge = sge;
 	attr.cap.max_recv_sge = 1;
@@ -188,6 +189,7 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 	set_bit(SDP_F_ABORT, &ssk->flags);
 	set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
 	spin_unlock_bh(&ssk->lock);
+	sdp_ka_stop(ssk);
 	ssk->id = NULL;
 	clear_bit(SDP_O_ID_USED, &ssk->opts);
 	clear_bit(SDP_O_BOUND, &ssk->opts);

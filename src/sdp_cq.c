@@ -123,6 +123,7 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 {
 	struct ib_wc wcs[SDP_CQ_BATCH];
 	int done = 0, n, i;
+	bool heard = false;
 
 	lockdep_assert_held(&ssk->poll_lock);
 	while (done < budget) {
@@ -130,6 +131,7 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++) {
+			heard |= wcs[i].status == IB_WC_SUCCESS;
 			if (unlikely(!wcs[i].wr_cqe))
 				sdp_zc_rd_chain_done(ssk, &wcs[i]);
 			else
@@ -137,6 +139,9 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 		}
 		done += n;
 	}
+	/* The peer answered: keepalive's idle time starts again. */
+	if (heard)
+		WRITE_ONCE(ssk->ka.last_heard, jiffies);
 	return done;
 }
 

@@ -65,6 +65,9 @@ SDP_MIB(DISCONN_TX, "DisConnTx")
 SDP_MIB(DISCONN_RX, "DisConnRx")
 SDP_MIB(ABORTCONN_TX, "AbortConnTx")
 SDP_MIB(ABORTCONN_RX, "AbortConnRx")
+/* dead-peer detection (sdp_keepalive.c) */
+SDP_MIB(KEEPALIVE_PROBES, "KeepaliveProbes")	/* SO_KEEPALIVE probes */
+SDP_MIB(PERSIST_PROBES, "PersistProbes")	/* ... while data waits */
 /* busy polling (sdp_busy_poll()) */
 SDP_MIB(BUSY_POLL_HITS, "BusyPollHits")		/* found what it waited for */
 SDP_MIB(BUSY_POLL_YIELDS, "BusyPollYields")	/* another task was runnable */

@@ -20,8 +20,9 @@
  *   TCP_CONGESTION             reads "sdp" (credit-based flow control,
  *                              no congestion control); a name set is
  *                              accepted and has no effect;
- *   TCP_QUICKACK, TCP_DEFER_ACCEPT, TCP_KEEPIDLE, TCP_KEEPINTVL,
- *   TCP_KEEPCNT, TCP_USER_TIMEOUT, TCP_SYNCNT, TCP_FASTOPEN,
+ *   TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_USER_TIMEOUT
+ *                              dead-peer detection (sdp_keepalive.c);
+ *   TCP_QUICKACK, TCP_DEFER_ACCEPT, TCP_SYNCNT, TCP_FASTOPEN,
  *   TCP_FASTOPEN_CONNECT       checked and kept, no effect on SDP.
  * Other SOL_TCP names fail with ENOPROTOOPT.  All values are under
  * lock_sock(); an accepted socket inherits its listener's.
@@ -206,6 +207,10 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 		err = -ENOPROTOOPT;
 		break;
 	}
+	/* Keepalive and the user timeout take the new values now. */
+	if (!err && (optname == TCP_KEEPIDLE || optname == TCP_KEEPINTVL ||
+		     optname == TCP_KEEPCNT || optname == TCP_USER_TIMEOUT))
+		sdp_ka_changed(sk);
 	release_sock(sk);
 	return err;
 }

@@ -270,6 +270,8 @@ void sdp_stat_tx_credits(struct sdp_sock *ssk)
 		SDP_SK_INC(ssk, CREDIT_STALLS);
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_STALLS);
 	}
+	if (waiting != ssk->stats.stalled)
+		sdp_ka_credit_stall(ssk, waiting);
 	ssk->stats.stalled = waiting;
 }
 

@@ -418,7 +418,8 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
-		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
+			    sdp_wc_errno(wc->status));
 	}
 	if (sdp_tx_idle(ssk))
 		sdp_close_check_done(ssk);
@@ -440,7 +441,8 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
-		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
+			    sdp_wc_errno(wc->status));
 	} else if (b->mid == SDP_MID_DISCONN) {
 		sdp_close_disconn_flushed(ssk);
 	}

@@ -37,6 +37,7 @@
 #include <endian.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -1114,6 +1115,214 @@ static void test_oversized_message(void)
 	peer_teardown(&p);
 }
 
+/*
+ * The peer's host dies: its QP stops answering without a word (moved to
+ * the error state, so that Soft-RoCE drops what arrives for it, as for a
+ * host that lost power).  Nothing else is sent to it after this.
+ */
+static void peer_dies(struct peer *p)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+
+	CHECK(ibv_modify_qp(p->qpp, &qa, IBV_QP_STATE) == 0,
+	      "peer QP to ERR: %s", strerror(errno));
+}
+
+static void set_keepalive(int fd, int idle, int intvl, int cnt)
+{
+	sockopt_set(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPIDLE, idle);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPINTVL, intvl);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPCNT, cnt);
+}
+
+/*
+ * SO_KEEPALIVE finds a dead peer on an idle connection: with
+ * TCP_KEEPIDLE 1, TCP_KEEPINTVL 1, TCP_KEEPCNT 2 the recv() that waits
+ * on it fails with ETIMEDOUT after idle + intvl x cnt = 3 s, give or take
+ * an interval, with two probes counted and the abort counted as a
+ * timeout.
+ */
+static void test_keepalive_dead_peer(void)
+{
+	long long t0, ms, probes, timeouts;
+	struct peer p;
+
+	klog_start();
+	peer_setup(&p, 0);
+	p.completion_errors_ok = true;
+	probes = sdp_stat("KeepaliveProbes");
+	timeouts = sdp_stat("AbortOnTimeout");
+	set_keepalive(p.sock, 1, 1, 2);
+	t0 = now_ms();
+	peer_dies(&p);
+	sdp_expect_error(&p, ETIMEDOUT, BY_RECV, 0);
+	ms = now_ms() - t0;
+	tap_diag("dead peer found after %lld ms", ms);
+	CHECK(ms >= 2000 && ms <= 4000 + 500,
+	      "dead peer found after %lld ms, expected 3000 +- 1000", ms);
+	klog_expect("connection timed out");
+	CHECK(sdp_stat("KeepaliveProbes") - probes == 2,
+	      "KeepaliveProbes +%lld, expected 2",
+	      sdp_stat("KeepaliveProbes") - probes);
+	CHECK(sdp_stat("AbortOnTimeout") - timeouts == 1,
+	      "AbortOnTimeout +%lld", sdp_stat("AbortOnTimeout") - timeouts);
+	peer_teardown(&p);
+}
+
+/*
+ * Keepalive probes to a live peer: answered, so even TCP_KEEPCNT 1 keeps
+ * the connection; the peer's software sees nothing of them (no message,
+ * no receive buffer taken), the module's credits are what they were, and
+ * data flows both ways afterwards.
+ */
+static void test_keepalive_live_peer(void)
+{
+	struct tcp_info before, after;
+	long long probes, got = 0;
+	socklen_t len = sizeof(before);
+	unsigned int rx_n;
+	struct peer p;
+	struct msg *m;
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_idle(&p, 100);
+	CHECK(getsockopt(p.sock, IPPROTO_TCP, TCP_INFO, &before, &len) == 0,
+	      "TCP_INFO: %s", strerror(errno));
+	rx_n = p.rx_n;
+	probes = sdp_stat("KeepaliveProbes");
+	set_keepalive(p.sock, 1, 1, 1);
+	CHECK(PEER_WAIT(&p, (got = sdp_stat("KeepaliveProbes") - probes) >= 3,
+			WAIT_MS),
+	      "%lld keepalive probes in %d ms, expected 3 or more", got,
+	      WAIT_MS);
+	CHECK(wait_fd(p.sock, POLLIN, 0) == 0, "the socket is readable");
+	CHECK(p.rx_n == rx_n, "the peer received %u messages",
+	      p.rx_n - rx_n);
+	CHECK(!p.rx_errors && !p.rx_flushed, "peer receive errors");
+	len = sizeof(after);
+	CHECK(getsockopt(p.sock, IPPROTO_TCP, TCP_INFO, &after, &len) == 0,
+	      "TCP_INFO: %s", strerror(errno));
+	CHECK(after.tcpi_snd_cwnd == before.tcpi_snd_cwnd &&
+	      after.tcpi_unacked == 0,
+	      "credits %u -> %u, %u unacknowledged", before.tcpi_snd_cwnd,
+	      after.tcpi_snd_cwnd, after.tcpi_unacked);
+
+	peer_send_data(&p, "hello");
+	peer_sends_ok(&p);
+	sdp_expect_data(&p, "hello");
+	CHECK(send(p.sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
+	      strerror(errno));
+	m = peer_expect_msg(&p, MID_DATA, 1);
+	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
+	      "payload \"%.*s\"", (int)m->paylen, m->payload);
+	orderly_close(&p);
+	if (klog_has("sdp: ")) {
+		klog_show();
+		CHECK(false, "the module logged something");
+	}
+	peer_teardown(&p);
+}
+
+/* Nothing of the module's in flight, and data waiting to be posted. */
+static bool waits_for_credits(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	       ti.tcpi_unacked == 0 && ti.tcpi_notsent_bytes > 0;
+}
+
+/*
+ * Fill the module's send side until its data waits for the peer's
+ * credits (the peer takes its messages but grants nothing back).
+ */
+static void stall_for_credits(struct peer *p)
+{
+	static char chunk[16384];
+	long long end = now_ms() + WAIT_MS;
+	ssize_t n;
+
+	for (;;) {
+		CHECK(now_ms() < end, "send never blocked");
+		n = send(p->sock, chunk, sizeof(chunk),
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		CHECK(n > 0, "send: %s", strerror(errno));
+	}
+	CHECK(PEER_WAIT(p, waits_for_credits(p->sock), WAIT_MS),
+	      "the module's data does not wait for credits");
+	CHECK(sockopt_get(p->sock, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR");
+}
+
+/*
+ * Data waits for credits from a peer that died, no SO_KEEPALIVE: the
+ * module's persist probe is not acknowledged, the QP's retries run out,
+ * and the send side gets ETIMEDOUT after the first probe (1 s) and the
+ * QP's retry budget (the probe and 6 retries of the 2.1 s ACK timeout
+ * that the CM sets over Soft-RoCE: about 16 s; bounded at 30 s).
+ */
+static void test_persist_dead_peer(void)
+{
+	long long t0, ms, probes;
+	struct peer p;
+	int r;
+
+	klog_start();
+	peer_setup(&p, 0);
+	p.completion_errors_ok = true;
+	stall_for_credits(&p);
+	probes = sdp_stat("PersistProbes");
+	t0 = now_ms();
+	peer_dies(&p);
+	r = wait_fd(p.sock, POLLOUT, 30000);
+	ms = now_ms() - t0;
+	tap_diag("dead peer found after %lld ms", ms);
+	CHECK(r & POLLERR, "no error within 30 s (revents %#x)", r);
+	CHECK(ms >= 1000, "error after %lld ms, before the first probe", ms);
+	CHECK(send(p.sock, "x", 1, MSG_NOSIGNAL) == -1 && errno == ETIMEDOUT,
+	      "send: %s, expected ETIMEDOUT", strerrorname_np(errno));
+	CHECK(sdp_stat("PersistProbes") - probes >= 1, "no persist probe");
+	klog_expect("probe failed");
+	peer_teardown(&p);
+}
+
+/*
+ * TCP_USER_TIMEOUT bounds how long data may wait for credits, as TCP's
+ * bounds a zero window, even from a peer that is alive: 1500 ms.
+ */
+static void test_user_timeout_stall(void)
+{
+	long long t0, t1, end;
+	struct peer p;
+	int r;
+
+	klog_start();
+	peer_setup(&p, 0);
+	p.completion_errors_ok = true;
+	sockopt_set(p.sock, IPPROTO_TCP, TCP_USER_TIMEOUT, 1500);
+	t0 = now_ms();
+	stall_for_credits(&p);
+	t1 = now_ms();	/* the wait began between t0 and t1 */
+	r = wait_fd(p.sock, POLLOUT, WAIT_MS);
+	end = now_ms();
+	tap_diag("aborted %lld ms after the fill began, %lld ms after the wait was seen",
+		 end - t0, end - t1);
+	CHECK(r & POLLERR, "no error within %d ms (revents %#x)", WAIT_MS, r);
+	CHECK(end - t0 >= 1400 && end - t1 <= 2000,
+	      "aborted %lld ms after the fill began, %lld ms after the wait was seen; expected 1500",
+	      end - t0, end - t1);
+	CHECK(send(p.sock, "x", 1, MSG_NOSIGNAL) == -1 && errno == ETIMEDOUT,
+	      "send: %s, expected ETIMEDOUT", strerrorname_np(errno));
+	klog_expect("connection timed out");
+	/* No credit for an AbortConn: the module just disconnects. */
+	peer_expect_disconnect(&p);
+	peer_teardown(&p);
+}
+
 static void hello_old_version(struct hello *hh)
 {
 	hh->version = 0x22;
@@ -1449,6 +1658,10 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),
 	TAP_TEST(test_half_open_bounded),
+	TAP_TEST(test_keepalive_dead_peer),
+	TAP_TEST(test_keepalive_live_peer),
+	TAP_TEST(test_persist_dead_peer),
+	TAP_TEST(test_user_timeout_stall),
 };
 
 #define BURST_SYSCTL	"/proc/sys/net/core/message_burst"

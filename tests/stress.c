@@ -173,7 +173,9 @@
  *                 connection between its establishment and connect()
  *                 returning, as TCP can;
  *   ETIMEDOUT     our own abort: the CM's request retries ran out, no
- *                 answer to a SrcAvailCancel in 10 s;
+ *                 answer to a SrcAvailCancel in 10 s, or TCP_USER_TIMEOUT
+ *                 (set to 1 ms at random, it ends a connection whose
+ *                 data waits for credits that long; sdp.rst, Dead peers);
  *   EHOSTUNREACH  address resolution of a target failed (sdp.rst, connect);
  *   ENETUNREACH   the loopback target: no RDMA device carries it;
  *   ECONNABORTED  connect()'s answer for an attempt that ended without an
