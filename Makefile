@@ -12,6 +12,8 @@
 #                      lockdep, kmemleak, UBSAN)
 #   make unit          the wire rules' unit tests (tests/unit.c), on the
 #                      host: no guest, no module
+#   make check-wire    two guests on a virtual wire (tests/vm/wire): SDP
+#                      between hosts, a cut wire, a peer host that dies
 #   make stress        the stress suite for STRESS_SECONDS (default 300) on
 #                      one kernel (KERNEL=6.12, KERNEL=debug as for check)
 #   make demo          install what is missing, build, boot the guest and
@@ -68,7 +70,7 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-kernels check-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	check check-kernels check-vm check-wire check-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm \
 	lint checkpatch dkms-test deps clean install install-files uninstall
 
@@ -181,6 +183,14 @@ check-kernels:
 
 check-vm: unit lint all
 	tests/vm/run --kernel-dir $(KDIR) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
+
+# Two guests on a virtual wire (tests/vm/wire): the suite of tests/wire.c
+# runs in both, guest a the client side, guest b the server side.
+check-wire: deps
+	$(MAKE) check-wire-vm
+
+check-wire-vm: all
+	tests/vm/wire --kernel-dir $(KDIR) -- env $(SUITE_ENV) tests/run-suites tests/bin/wire
 
 # The stress suite alone and longer (tests/stress.c; check runs it short).
 # STRESS_SECONDS bounds the storm; SDP_STRESS_SEED replays one.
