@@ -87,6 +87,25 @@ static void bad_message_case(uint8_t mid, uint32_t len, uint32_t mseq,
 	peer_teardown(&p);
 }
 
+/*
+ * "hello" from the peer reaches recv(); "world" from send() reaches the
+ * peer as Data acknowledging the peer's first message.  Returns it.
+ */
+static struct msg *hello_world(struct peer *p)
+{
+	struct msg *m;
+
+	peer_send_data(p, "hello");
+	peer_sends_ok(p);
+	sdp_expect_data(p, "hello");
+	CHECK(send(p->sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
+	      strerror(errno));
+	m = peer_expect_msg(p, MID_DATA, 1);
+	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
+	      "payload \"%.*s\"", (int)m->paylen, m->payload);
+	return m;
+}
+
 /* ---- The tests ----------------------------------------------------------- */
 
 /*
@@ -103,18 +122,10 @@ static void test_valid_peer(void)
 	peer_setup(&p, 0);
 	tap_diag("%u credits, %u-byte buffers", p.credits,
 		 ntohl(p.ha.actrcvsz));
-	peer_send_data(&p, "hello");
-	peer_sends_ok(&p);
-	sdp_expect_data(&p, "hello");
-
-	CHECK(send(p.sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
-	      strerror(errno));
-	m = peer_expect_msg(&p, MID_DATA, 1);
+	m = hello_world(&p);
 	CHECK(m->mseq == 2,
 	      "Data mseq %u: the module sent %u credit updates besides the one at establishment",
 	      m->mseq, m->mseq - 2);
-	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
-	      "payload \"%.*s\"", (int)m->paylen, m->payload);
 	/* The buffer "hello" used is posted again: all credits back. */
 	CHECK(m->bufs == p.credits, "Data bufs %u, the module had posted %u",
 	      m->bufs, p.credits);
@@ -1183,7 +1194,6 @@ static void test_keepalive_live_peer(void)
 	socklen_t len = sizeof(before);
 	unsigned int rx_n;
 	struct peer p;
-	struct msg *m;
 
 	klog_start();
 	peer_setup(&p, 0);
@@ -1209,14 +1219,7 @@ static void test_keepalive_live_peer(void)
 	      "credits %u -> %u, %u unacknowledged", before.tcpi_snd_cwnd,
 	      after.tcpi_snd_cwnd, after.tcpi_unacked);
 
-	peer_send_data(&p, "hello");
-	peer_sends_ok(&p);
-	sdp_expect_data(&p, "hello");
-	CHECK(send(p.sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
-	      strerror(errno));
-	m = peer_expect_msg(&p, MID_DATA, 1);
-	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
-	      "payload \"%.*s\"", (int)m->paylen, m->payload);
+	hello_world(&p);
 	orderly_close(&p);
 	if (klog_has("sdp: ")) {
 		klog_show();
@@ -1264,6 +1267,24 @@ static void stall_for_credits(struct peer *p)
 }
 
 /*
+ * A connection whose data waits for credits that will not come, with
+ * TCP_USER_TIMEOUT @user_timeout_ms (0: none); *@t_fill is when the
+ * filling began, before the wait did.
+ */
+static void stalled_peer(struct peer *p, int user_timeout_ms,
+			 long long *t_fill)
+{
+	klog_start();
+	peer_setup(p, 0);
+	p->completion_errors_ok = true;
+	if (user_timeout_ms)
+		sockopt_set(p->sock, IPPROTO_TCP, TCP_USER_TIMEOUT,
+			    user_timeout_ms);
+	*t_fill = now_ms();
+	stall_for_credits(p);
+}
+
+/*
  * Data waits for credits from a peer that died, no SO_KEEPALIVE: the
  * module's persist probe is not acknowledged, the QP's retries run out,
  * and the send side gets ETIMEDOUT after the first probe (1 s) and the
@@ -1276,10 +1297,7 @@ static void test_persist_dead_peer(void)
 	struct peer p;
 	int r;
 
-	klog_start();
-	peer_setup(&p, 0);
-	p.completion_errors_ok = true;
-	stall_for_credits(&p);
+	stalled_peer(&p, 0, &t0);
 	probes = sdp_stat("PersistProbes");
 	t0 = now_ms();
 	peer_dies(&p);
@@ -1305,12 +1323,7 @@ static void test_user_timeout_stall(void)
 	struct peer p;
 	int r;
 
-	klog_start();
-	peer_setup(&p, 0);
-	p.completion_errors_ok = true;
-	sockopt_set(p.sock, IPPROTO_TCP, TCP_USER_TIMEOUT, 1500);
-	t0 = now_ms();
-	stall_for_credits(&p);
+	stalled_peer(&p, 1500, &t0);
 	t1 = now_ms();	/* the wait began between t0 and t1 */
 	r = wait_fd(p.sock, POLLOUT, WAIT_MS);
 	end = now_ms();

@@ -364,10 +364,54 @@ static void test_device_removal(void)
 	close(s[0]);
 }
 
+/*
+ * A server on a fixed port whose device goes away and comes back: its
+ * listener gets the error, the server closes it and listens on the same
+ * port again (SO_REUSEADDR), and clients connect to it.
+ */
+static void test_relisten_after_device_removal(void)
+{
+	const char *del[] = { "rdma", "link", "delete", TEST_IBDEV(), NULL };
+	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
+			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
+	struct sockaddr_storage la;
+	char state[64], path[256];
+	int l, c, s, r, i;
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	l = net_listener(&la, 4, 0);
+	CHECK(run(del) == 0, "rdma link delete failed");
+	r = wait_fd(l, POLLIN, 10000);
+	CHECK(r & POLLERR, "the listener saw no error (revents %#x)", r);
+	CHECK_OK(close(l));
+	CHECK(run(add) == 0, "rdma link add failed");
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state",
+		 TEST_IBDEV());
+	for (i = 0; i < 100; i++) {
+		if (!read_file(path, state, sizeof(state)) &&
+		    strstr(state, "ACTIVE"))
+			break;
+		sleep_ms_poll(100);
+	}
+	l = CHECK_OK(test_socket(0));
+	sockopt_set(l, SOL_SOCKET, SO_REUSEADDR, 1);
+	CHECK_OK(bind(l, (struct sockaddr *)&la, sizeof(struct sockaddr_in)));
+	CHECK_OK(listen(l, 4));
+	c = net_connect(&la, 0);
+	s = net_accept(l, 10000);
+	CHECK(write(c, "ok", 2) == 2, "write after re-listen");
+	CHECK(read(s, state, 2) == 2, "read after re-listen");
+	close(c);
+	close(s);
+	close(l);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_bytes_go_over_rdma),
 	TAP_TEST(test_qperf_sdp),
 	TAP_TEST(test_device_removal),
+	TAP_TEST(test_relisten_after_device_removal),
 };
 
 TAP_MAIN(tests)
