@@ -23,7 +23,8 @@
  * sdp_net.h a namespace's state, sdp_sysctl.c the /proc/sys/net/sdp
  * tunables; sdp_zcopy.c sends large writes zero-copy
  * (SrcAvail, RDMA Read); sdp_mem.c accounts and bounds the memory that
- * connections hold.  Wire formats are in sdp_proto.h, the wire rules
+ * connections hold; sdp_keepalive.c finds dead peers (keepalive and
+ * persist probes, TCP_USER_TIMEOUT).  Wire formats are in sdp_proto.h, the wire rules
  * (message checks, credits, mseq) as pure functions in sdp_wire.h, kernel
  * interface differences in sdp_compat.h.
  *
@@ -37,6 +38,8 @@
  *     up to connect again (sdp_conn_renew());
  *   - one per queued sdp_work (a delayed work: it may wait for an
  *     AbortConn to go out) / timeout work, dropped when it runs;
+ *   - one while the probe timer (sk->sk_timer, sdp_keepalive.c) is
+ *     pending, dropped when it runs or sdp_conn_detach() stops it;
  *   - a passive socket holds one on its listener until accept() or abort.
  *   The socket leaves the diagnostics list in its destructor.
  *
