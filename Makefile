@@ -37,7 +37,7 @@
 KERNEL ?= debian
 # The debug kernel is ~30x slower again: smaller transfers there.
 ifeq ($(KERNEL),debug)
-SUITE_ENV := SDP_TEST_BYTES=8M SDP_TEST_TIMEOUT=600 SDP_STRESS_SECONDS=90
+SUITE_ENV := SDP_TEST_BYTES=8M SDP_TEST_TIMEOUT=600 SDP_STRESS_SECONDS=180
 endif
 
 KDIR_ORIGIN := $(origin KDIR)
