@@ -249,6 +249,26 @@ static bool advertised(void *arg)
 	       si.sdpi_srcavail_tx > 0;
 }
 
+/* rdma link add the test device again; its port must be active in 10 s. */
+static void device_back(void)
+{
+	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
+			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
+	char state[64], path[256];
+	int i;
+
+	CHECK(run(add) == 0, "rdma link add failed");
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state",
+		 TEST_IBDEV());
+	for (i = 0; i < 100; i++) {
+		if (!read_file(path, state, sizeof(state)) &&
+		    strstr(state, "ACTIVE"))
+			return;
+		sleep_ms_poll(100);
+	}
+	CHECK(false, "%s not active 10 s after rdma link add", TEST_IBDEV());
+}
+
 /*
  * `rdma link delete` under open connections: every socket gets an error
  * (ECONNRESET or ENETDOWN), a blocked reader wakes up, a zero-copy send
@@ -262,15 +282,13 @@ static bool advertised(void *arg)
 static void test_device_removal(void)
 {
 	const char *del[] = { "rdma", "link", "delete", TEST_IBDEV(), NULL };
-	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
-			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
 	struct blocked_recv br;
 	struct blocked_send bs, ws;
 	struct sockaddr_storage la;
 	int c[3], s[3], l, i, err, zc, zs, wc, wsk, q[2];
 	pthread_t thr, sthr, wthr;
 	struct pollfd p;
-	char state[64], path[256];
+	char state[64];
 	char x = 'x';
 
 	if (!test_is_sdp())
@@ -348,15 +366,7 @@ static void test_device_removal(void)
 	close(l);
 
 	/* The device comes back and SDP works on it again. */
-	CHECK(run(add) == 0, "rdma link add failed");
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state",
-		 TEST_IBDEV());
-	for (i = 0; i < 100; i++) {
-		if (!read_file(path, state, sizeof(state)) &&
-		    strstr(state, "ACTIVE"))
-			break;
-		sleep_ms_poll(100);
-	}
+	device_back();
 	net_pair(&c[0], &s[0]);
 	CHECK(write(c[0], "ok", 2) == 2, "write after re-add");
 	CHECK(read(s[0], state, 2) == 2, "read after re-add");
@@ -372,11 +382,9 @@ static void test_device_removal(void)
 static void test_relisten_after_device_removal(void)
 {
 	const char *del[] = { "rdma", "link", "delete", TEST_IBDEV(), NULL };
-	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
-			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
 	struct sockaddr_storage la;
-	char state[64], path[256];
-	int l, c, s, r, i;
+	char buf[2];
+	int l, c, s, r;
 
 	if (!test_is_sdp())
 		tap_skip("SDP only");
@@ -385,15 +393,7 @@ static void test_relisten_after_device_removal(void)
 	r = wait_fd(l, POLLIN, 10000);
 	CHECK(r & POLLERR, "the listener saw no error (revents %#x)", r);
 	CHECK_OK(close(l));
-	CHECK(run(add) == 0, "rdma link add failed");
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state",
-		 TEST_IBDEV());
-	for (i = 0; i < 100; i++) {
-		if (!read_file(path, state, sizeof(state)) &&
-		    strstr(state, "ACTIVE"))
-			break;
-		sleep_ms_poll(100);
-	}
+	device_back();
 	l = CHECK_OK(test_socket(0));
 	sockopt_set(l, SOL_SOCKET, SO_REUSEADDR, 1);
 	CHECK_OK(bind(l, (struct sockaddr *)&la, sizeof(struct sockaddr_in)));
@@ -401,7 +401,7 @@ static void test_relisten_after_device_removal(void)
 	c = net_connect(&la, 0);
 	s = net_accept(l, 10000);
 	CHECK(write(c, "ok", 2) == 2, "write after re-listen");
-	CHECK(read(s, state, 2) == 2, "read after re-listen");
+	CHECK(read(s, buf, 2) == 2, "read after re-listen");
 	close(c);
 	close(s);
 	close(l);
