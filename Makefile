@@ -13,12 +13,16 @@
 #   make unit          the wire rules' unit tests (tests/unit.c), on the
 #                      host: no guest, no module
 #   make check-wire    two guests on a virtual wire (tests/vm/wire): SDP
-#                      between hosts, a cut wire, a peer host that dies
+#                      between hosts, qperf and iperf3 across it, packet
+#                      loss, a cut wire, a device removed, a peer host
+#                      that dies
 #   make stress        the stress suite for STRESS_SECONDS (default 300) on
 #                      one kernel (KERNEL=6.12, KERNEL=debug as for check)
 #   make demo          install what is missing, build, boot the guest and
 #                      show an SDP echo, sdpstat, and SDP vs TCP numbers
 #   make bench         SDP vs TCP vs verbs latency and bandwidth table
+#   make bench-wire    SDP vs TCP between the two guests of check-wire,
+#                      and throughput against packet loss
 #   make bench-pairs   the verbs-relative ratios as back-to-back pairs
 #   make bench-latency latency percentiles of SDP, TCP and verbs, and
 #                      what one socket call costs in the guest
@@ -75,7 +79,7 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-kernels check-vm check-wire check-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm \
 	lint checkpatch dkms-test deps clean install install-files uninstall
 
@@ -194,8 +198,13 @@ check-vm: unit lint all
 check-wire: deps
 	$(MAKE) check-wire-vm
 
+# Each guest of check-wire, and the suite in it, is bounded by
+# WIRE_TIMEOUT seconds.
+WIRE_TIMEOUT := 2400
 check-wire-vm: all
-	tests/vm/wire --kernel-dir $(KDIR) -- env $(SUITE_ENV) tests/run-suites tests/bin/wire
+	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
+		env $(SUITE_ENV) SDP_TEST_TIMEOUT=600 SUITE_TIMEOUT=$(WIRE_TIMEOUT) \
+		tests/run-suites tests/bin/wire
 
 # The stress suite alone and longer (tests/stress.c; check runs it short).
 # STRESS_SECONDS bounds the storm; SDP_STRESS_SEED replays one.
@@ -221,6 +230,13 @@ bench: deps
 
 bench-vm: all
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
+
+# SDP vs TCP between the two guests of check-wire (scripts/bench-wire).
+bench-wire: deps
+	$(MAKE) bench-wire-vm
+
+bench-wire-vm: all
+	tests/vm/wire --kernel-dir $(KDIR) -- scripts/bench-wire
 
 # The verbs-relative targets as back-to-back pairs (scripts/bench-pairs).
 bench-pairs: deps

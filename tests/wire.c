@@ -4,10 +4,10 @@
  * in both guests, as guest a (SDP_WIRE_ROLE=a, the client side of every
  * test) and guest b (the server side), over Soft-RoCE on a virtio-net
  * wire between them.  Both run the same list of tests in the same order;
- * each test's a side makes the connections its b side accepts on one
- * listener (WIRE_PORT), so the two stay in step without sleeps.  The
- * guests meet through files in the shared directory (SDP_WIRE_SHARE) and
- * ask the host for faults there (tests/vm/wire).
+ * in each test b listens on WIRE_PORT and says so (wire_meet()), and a
+ * makes the connections b accepts, so the two stay in step without
+ * sleeps.  The guests meet through files in the shared directory
+ * (SDP_WIRE_SHARE) and ask the host for faults there (tests/vm/wire).
  *
  * The last test kills guest b (its host dies without a word) and checks
  * that every call guest a had waiting on it returns an error, which one,
@@ -16,15 +16,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/sdp.h>
@@ -38,10 +41,12 @@
 #define WAIT_MS		30000
 /* How long guest b waits, at most, to be killed in the last test. */
 #define KILL_WAIT_MS	120000
+/* How long a waits for b to listen for a test. */
+#define MEET_MS		120000
 
 static char role;		/* 'a' or 'b' */
 static const char *share;	/* the shared directory */
-static int listener = -1;	/* b's */
+static int listener = -1;	/* b's, in each test (wire_meet()) */
 static struct sockaddr_storage peer;	/* b's listener, for a */
 
 /* ---- Meeting through the shared directory ---------------------------- */
@@ -93,19 +98,107 @@ static void fault(const char *what)
 
 /* ---- Connections ------------------------------------------------------ */
 
+/* b: a listener on our address and WIRE_PORT. */
+static int wire_listen(void)
+{
+	struct sockaddr_storage ss;
+	int fd, one = 1;
+
+	test_sockaddr(&ss, WIRE_PORT);
+	fd = test_socket(0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&ss, sizeof(struct sockaddr_in)) ||
+	    listen(fd, 8)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The two sides of a test meet: b listens (in the test's own process:
+ * tests/lib/tap.c forks one per test, so a listener made in one test
+ * would not outlive it, and one made before them all would outlive a
+ * device removal) and says so with a file named after the test, which a
+ * waits for.  Up to MEET_MS: guest b may still be booting, or its side
+ * of a failed test may wait out an accept.
+ */
+static void wire_meet(void)
+{
+	const char *dev = getenv("SDP_TEST_NETDEV");
+	static bool met;
+	char name[128];
+
+	if (met)
+		return;
+	met = true;
+	/* No netem left over from a test that failed before removing it. */
+	if (dev) {
+		snprintf(name, sizeof(name), "tc qdisc del dev %s root 2>/dev/null",
+			 dev);
+		/* Fails when there is none, the usual case. */
+		if (system(name)) {
+		}
+	}
+	snprintf(name, sizeof(name), "listening-%s", tap_test_name());
+	if (role == 'b') {
+		listener = wire_listen();
+		CHECK(listener >= 0, "listen: %s", strerror(errno));
+		share_touch(name);
+	} else {
+		share_wait(name, MEET_MS);
+	}
+}
+
+/*
+ * Each connection starts with a tag, the test's name hashed and the
+ * connection's number in the test, which b checks: a connection from
+ * another test (the two out of step after a failure) fails at once and
+ * says so, instead of as a wrong byte somewhere in the data.
+ */
+static uint64_t conn_tag(void)
+{
+	static unsigned int n;
+	const char *p = tap_test_name();
+	uint64_t h = 14695981039346656037ULL;
+
+	while (*p)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h ^ ((uint64_t)++n << 56);
+}
+
 /* a: a connection to b's listener. */
 static int wire_connect(void)
 {
-	int fd = net_connect(&peer, 0);
+	uint64_t tag;
+	int fd;
 
+	wire_meet();
+	fd = net_connect(&peer, 0);
 	CHECK(fd >= 0, "connect to the other guest: %s", strerror(errno));
+	tag = conn_tag();
+	CHECK(write_all(fd, &tag, sizeof(tag)) == sizeof(tag), "tag: %s",
+	      strerror(errno));
 	return fd;
 }
 
 /* b: the next connection from a. */
 static int wire_accept(void)
 {
-	return net_accept(listener, WAIT_MS);
+	uint64_t tag = 0, want;
+	int fd;
+
+	wire_meet();
+	fd = net_accept(listener, WAIT_MS);
+	want = conn_tag();
+	CHECK(read_all(fd, &tag, sizeof(tag)) == sizeof(tag), "tag: %s",
+	      strerror(errno));
+	CHECK(tag == want, "%s: tag %#llx, expected %#llx (a connection of another test)",
+	      tap_test_name(), (unsigned long long)tag,
+	      (unsigned long long)want);
+	return fd;
 }
 
 static void set_thresh(int fd, int v)
@@ -224,6 +317,169 @@ static void test_wire_zcopy(void)
 	CHECK_OK(close(fd));
 }
 
+/*
+ * Half-close across the wire: a sends 1 MiB and shuts its side down; b
+ * reads it all and then end of stream, answers with 1 MiB of its own on
+ * the half-closed connection and closes; a reads the answer and end of
+ * stream.  Then a's close completes the close on both hosts.
+ */
+static void test_wire_shutdown(void)
+{
+	int fd = role == 'a' ? wire_connect() : wire_accept();
+	char c;
+
+	if (role == 'a') {
+		send_pattern(fd, MIB, 64 * 1024, 20);
+		CHECK_OK(shutdown(fd, SHUT_WR));
+		recv_pattern(fd, 0, MIB, 21);
+		CHECK(read(fd, &c, 1) == 0, "no end of stream after b's answer: %s",
+		      strerror(errno));
+	} else {
+		recv_pattern(fd, 0, MIB, 20);
+		CHECK(read(fd, &c, 1) == 0, "no end of stream after a's shutdown: %s",
+		      strerror(errno));
+		send_pattern(fd, MIB, 64 * 1024, 21);
+	}
+	CHECK_OK(close(fd));
+}
+
+/*
+ * Both hosts send and receive at once on a nonblocking socket driven by
+ * poll(), in writes and reads of random sizes (1 B to 1 MiB, log-uniform:
+ * small messages, the buffered path and zero-copy-sized writes), 8 MiB
+ * each way, every byte checked.
+ */
+static void test_wire_nonblocking(void)
+{
+	int fd = role == 'a' ? wire_connect() : wire_accept();
+	const size_t total = 8 * MIB, max = MIB;
+	uint64_t tx_seed = role == 'a' ? 30 : 31, rx_seed = 61 - tx_seed;
+	size_t sent = 0, got = 0, n;
+	long long end = now_ms() + 120000;
+	char *tx = malloc(max), *rx = malloc(max);
+	struct pollfd pfd = { .fd = fd };
+	struct rng rng;
+	ssize_t r, bad;
+
+	CHECK(tx && rx, "out of memory");
+	rng_seed(&rng, tx_seed);
+	set_nonblock(fd, true);
+	while (sent < total || got < total) {
+		CHECK(now_ms() < end, "sent %zu, got %zu of %zu after 120 s",
+		      sent, got, total);
+		pfd.events = (sent < total ? POLLOUT : 0) |
+			     (got < total ? POLLIN : 0);
+		CHECK(poll(&pfd, 1, 1000) >= 0, "poll: %s", strerror(errno));
+		CHECK(!(pfd.revents & (POLLERR | POLLNVAL)), "poll: revents %#x",
+		      pfd.revents);
+		if (sent < total && (pfd.revents & POLLOUT)) {
+			n = rng_size(&rng, max);
+			if (n > total - sent)
+				n = total - sent;
+			pattern_fill(tx, n, tx_seed, sent);
+			r = send(fd, tx, n, MSG_NOSIGNAL);
+			CHECK(r > 0 || errno == EAGAIN, "send: %s",
+			      strerror(errno));
+			if (r > 0)
+				sent += r;
+		}
+		if (got < total && (pfd.revents & (POLLIN | POLLHUP))) {
+			n = rng_size(&rng, max);
+			if (n > total - got)
+				n = total - got;
+			r = recv(fd, rx, n, 0);
+			CHECK(r > 0 || (r < 0 && errno == EAGAIN),
+			      "recv at %zu: %zd/%s", got, r,
+			      r < 0 ? strerror(errno) : "end of stream");
+			if (r > 0) {
+				bad = pattern_check(rx, r, rx_seed, got);
+				CHECK(bad < 0, "byte %zu is wrong", got + bad);
+				got += r;
+			}
+		}
+	}
+	set_nonblock(fd, false);
+	/* Both are done before either closes. */
+	if (role == 'a') {
+		ack(fd);
+		expect_ack(fd);
+	} else {
+		expect_ack(fd);
+		ack(fd);
+	}
+	free(tx);
+	free(rx);
+	CHECK_OK(close(fd));
+}
+
+/*
+ * a: drop (@on) or stop dropping every CM RTU that leaves our NIC: IPv4,
+ * UDP port 4791 (RoCE v2), BTH destination QP 1 (the CM's), MAD class
+ * 0x07 (CM), attribute 0x0014 (ReadyToUse).  Offsets from the IP header
+ * (20 bytes): UDP 20, BTH 28 (destination QP in 33-35), DETH 40, MAD 48
+ * (class at 49, attribute at 64).
+ */
+static void drop_rtu(bool on)
+{
+	const char *dev = getenv("SDP_TEST_NETDEV");
+	char cmd[512];
+
+	CHECK(dev, "no SDP_TEST_NETDEV");
+	if (!on) {
+		snprintf(cmd, sizeof(cmd), "tc qdisc del dev %s root", dev);
+		CHECK(system(cmd) == 0, "%s failed", cmd);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "tc qdisc replace dev %s root handle 1: prio && "
+		 "tc filter add dev %s parent 1: protocol ip prio 1 u32 "
+		 "match ip dport 4791 0xffff "
+		 "match u32 0x00000001 0x00ffffff at 32 "
+		 "match u8 0x07 0xff at 49 "
+		 "match u16 0x0014 0xffff at 64 action drop",
+		 dev, dev);
+	CHECK(system(cmd) == 0, "%s failed", cmd);
+}
+
+/*
+ * The CM's last message, the active side's RTU, is lost (here: every
+ * copy of it, a filter on a's NIC drops them).  The active side is
+ * established once it sent it, and sends at once; the passive side's QP
+ * then sees data before the RTU, and the connection must be established
+ * by that (IB_EVENT_COMM_EST, which the CM is told of with rdma_notify()),
+ * as IB's "communication established" rule has it; otherwise b's CM
+ * waits for an RTU that never comes and gives up on the connection.
+ * 1 MiB each way, checked.
+ */
+static void test_wire_rtu_lost(void)
+{
+	struct timeval tv = { .tv_sec = 60 };
+	int fd;
+
+	wire_meet();	/* which removes qdiscs left over: first */
+	if (role == 'a')
+		drop_rtu(true);
+	fd = role == 'a' ? wire_connect() : wire_accept();
+	CHECK_OK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	CHECK_OK(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	both_ways(fd, MIB, 64 * 1024);
+	if (role == 'a') {
+		FILE *f = popen("tc -s filter show dev $SDP_TEST_NETDEV parent 1: | "
+				"sed -n 's/.*Sent [0-9]* bytes \\([0-9]*\\) pkt.*/\\1/p' | head -n 1",
+				"r");
+		long dropped = -1;
+
+		CHECK(f, "popen: %s", strerror(errno));
+		if (fscanf(f, "%ld", &dropped) != 1)
+			dropped = -1;
+		pclose(f);
+		drop_rtu(false);
+		tap_diag("RTUs dropped: %ld", dropped);
+		CHECK(dropped > 0, "the filter dropped no RTU (%ld)", dropped);
+	}
+	CHECK_OK(close(fd));
+}
+
 /* Fill @fd's send side until a send would block (the peer reads nothing). */
 static void fill(int fd)
 {
@@ -256,7 +512,7 @@ static void cut(bool on)
 
 	CHECK(dev, "no SDP_TEST_NETDEV");
 	snprintf(cmd, sizeof(cmd), on ?
-		 "tc qdisc add dev %s root netem loss 100%%" :
+		 "tc qdisc replace dev %s root netem loss 100%%" :
 		 "tc qdisc del dev %s root", dev);
 	CHECK(system(cmd) == 0, "%s failed", cmd);
 }
@@ -349,49 +605,524 @@ static void test_wire_link_cut(void)
 	CHECK_OK(close(fd));
 }
 
+/*
+ * Both guests: netem @spec on our own NIC's egress ("" removes it), so
+ * that both directions are impaired alike.
+ */
+static void impair(const char *spec)
+{
+	const char *dev = getenv("SDP_TEST_NETDEV");
+	char cmd[256];
+
+	CHECK(dev, "no SDP_TEST_NETDEV");
+	if (*spec)
+		snprintf(cmd, sizeof(cmd),
+			 "tc qdisc replace dev %s root netem %s", dev, spec);
+	else
+		snprintf(cmd, sizeof(cmd), "tc qdisc del dev %s root", dev);
+	CHECK(system(cmd) == 0, "%s failed", cmd);
+}
+
+/* Each impaired transfer's bound. */
+#define IMPAIRED_MS	150000
+
+/*
+ * @buffered bytes from a to b through the buffered path (64 KiB writes,
+ * zero-copy off), then @zcopy bytes zero-copy (1 MiB writes), on a wire
+ * that netem impairs with @spec in both directions: every byte checked at
+ * b, each transfer bounded, and the throughput reported (README's table
+ * is made from these).
+ *
+ * Zero-copy gets less where packets are lost or reordered: Soft-RoCE
+ * ignores an RDMA Read response that is out of sequence (rxe_comp.c,
+ * check_psn()) and asks again only when the ACK timeout expires (2.1 s
+ * on 6.1, 0.5 s on 6.12), so every lost response packet of a Read costs
+ * a timeout, where a lost Send is answered at once by a NAK and resent.
+ */
+static void impaired_transfer(const char *spec, size_t buffered, size_t zcopy)
+{
+	const struct {
+		const char *name;
+		size_t chunk, bytes;
+		int thresh;
+	} paths[] = { { "buffered", 64 * 1024, buffered, 0 },
+		      { "zero-copy", MIB, zcopy, -1 } };
+	unsigned int i;
+	long long t0, ms;
+	int fd;
+
+	for (i = 0; i < 2; i++) {
+		fd = role == 'a' ? wire_connect() : wire_accept();
+		if (paths[i].thresh >= 0)
+			set_thresh(fd, paths[i].thresh);
+		impair(spec);
+		t0 = now_ms();
+		if (role == 'a') {
+			send_pattern(fd, paths[i].bytes, paths[i].chunk, 10 + i);
+			expect_ack(fd);
+		} else {
+			recv_pattern(fd, 0, paths[i].bytes, 10 + i);
+			ack(fd);
+		}
+		ms = now_ms() - t0;
+		impair("");
+		if (role == 'a')
+			tap_diag("netem %s, %s: %zu MiB in %lld ms, %.2f MB/s",
+				 spec, paths[i].name, paths[i].bytes / MIB, ms,
+				 paths[i].bytes / 1e3 / (ms ? ms : 1));
+		CHECK(ms <= IMPAIRED_MS, "netem %s, %s: %lld ms", spec,
+		      paths[i].name, ms);
+		if (role == 'a' && i)
+			CHECK(info(fd).sdpi_zcopy_tx_bytes > 0,
+			      "the zero-copy transfer went buffered");
+		CHECK_OK(close(fd));
+	}
+}
+
+static void test_wire_loss_1(void)
+{
+	impaired_transfer("loss 1%", 64 * MIB, 8 * MIB);
+}
+
+static void test_wire_loss_5(void)
+{
+	impaired_transfer("loss 5%", 64 * MIB, 2 * MIB);
+}
+
+static void test_wire_reorder(void)
+{
+	impaired_transfer("delay 2ms reorder 25% 50%", 64 * MIB, 4 * MIB);
+}
+
+static void test_wire_duplicate(void)
+{
+	impaired_transfer("duplicate 5%", 64 * MIB, 64 * MIB);
+}
+
+static void test_wire_corrupt(void)
+{
+	impaired_transfer("corrupt 2%", 64 * MIB, 4 * MIB);
+}
+
+/*
+ * rxe0's port is active and its GID table has our IPv4 address (GID
+ * index 1, ::ffff:10.56.0.x), which the RDMA CM needs to bind to it.
+ */
+static bool port_ready(void *arg)
+{
+	char buf[64] = "";
+
+	(void)arg;
+	if (read_file("/sys/class/infiniband/rxe0/ports/1/state", buf,
+		      sizeof(buf)) || !strstr(buf, "ACTIVE"))
+		return false;
+	return read_file("/sys/class/infiniband/rxe0/ports/1/gids/1", buf,
+			 sizeof(buf)) == 0 && strstr(buf, "ffff:0a38") != NULL;
+}
+
+/*
+ * b tries to unload sdp in the middle of a's 16 MiB transfer: the module
+ * is in use (each socket holds a reference), so rmmod fails, and the
+ * transfer goes on intact.  (Unloading is possible only once every SDP
+ * socket is closed; the end of every guest run checks that it then is.)
+ */
+static void test_wire_unload_refused(void)
+{
+	int fd = role == 'a' ? wire_connect() : wire_accept();
+	int st;
+
+	set_thresh(fd, 0);
+	if (role == 'a') {
+		send_pattern(fd, 16 * MIB, 64 * 1024, 40);
+		expect_ack(fd);
+	} else {
+		recv_pattern(fd, 0, 4 * MIB, 40);
+		st = system("rmmod sdp 2>/dev/null");
+		CHECK(st != 0, "rmmod sdp succeeded with a connection open");
+		CHECK(sdp_loaded(), "sdp is gone");
+		recv_pattern(fd, 4 * MIB, 12 * MIB, 40);
+		ack(fd);
+	}
+	CHECK_OK(close(fd));
+}
+
+/*
+ * b removes its RDMA device (rdma link delete) in the middle of a's
+ * 16 MiB transfer: b's recv() gets ENETDOWN at once; a, whose peer QP is
+ * gone without a word (no AbortConn or DREQ can leave a removed device),
+ * gets ETIMEDOUT when its QP's retries run out (bound 30 s), or
+ * ECONNRESET if b's CM told it first.  b then adds the device again, for
+ * the next test's listener (wire_meet()).
+ */
+static void test_wire_device_removal(void)
+{
+	int fd = role == 'a' ? wire_connect() : wire_accept();
+	const char *dev = getenv("SDP_TEST_NETDEV");
+	char buf[64 * 1024], cmd[256];
+	long long t0, end;
+	ssize_t n;
+
+	set_thresh(fd, 0);
+	if (role == 'a') {
+		memset(buf, 'r', sizeof(buf));
+		share_wait("b-reading", WAIT_MS);
+		t0 = now_ms();
+		end = t0 + 60000;
+		do
+			n = send(fd, buf, sizeof(buf), MSG_NOSIGNAL);
+		while (n > 0 && now_ms() < end);
+		tap_diag("send: %s %lld ms after b began to read",
+			 n < 0 ? strerrorname_np(errno) : "no error",
+			 now_ms() - t0);
+		CHECK(n < 0 && (errno == ETIMEDOUT || errno == ECONNRESET),
+		      "send: %zd/%s, expected ETIMEDOUT or ECONNRESET", n,
+		      n < 0 ? strerrorname_np(errno) : "-");
+		CHECK(now_ms() - t0 <= 30000, "the error came after %lld ms",
+		      now_ms() - t0);
+		CHECK_OK(close(fd));
+		return;
+	}
+	CHECK(dev, "no SDP_TEST_NETDEV");
+	share_touch("b-reading");
+	CHECK(read_all(fd, buf, sizeof(buf)) == sizeof(buf), "recv: %s",
+	      strerror(errno));
+	CHECK(system("rdma link delete rxe0") == 0, "rdma link delete failed");
+	t0 = now_ms();
+	do
+		n = read(fd, buf, sizeof(buf));
+	while (n > 0 && now_ms() - t0 < WAIT_MS);
+	tap_diag("recv after the device went: %s after %lld ms",
+		 n < 0 ? strerrorname_np(errno) : "end of stream", now_ms() - t0);
+	CHECK(n < 0 && errno == ENETDOWN, "recv: %zd/%s, expected ENETDOWN", n,
+	      n < 0 ? strerrorname_np(errno) : "-");
+	CHECK_OK(close(fd));
+	snprintf(cmd, sizeof(cmd), "rdma link add rxe0 type rxe netdev %s", dev);
+	CHECK(system(cmd) == 0, "%s failed", cmd);
+	CHECK(wait_until(port_ready, NULL, WAIT_MS),
+	      "rxe0 not active with our address again");
+}
+
+/* ---- Unmodified programs across the wire ------------------------------ */
+
+#define PROGRAMS_MS	300000
+#define IPERF_PORT	5299
+#define RULES		"/tmp/wire-sdp.rules"
+
+/* libsdp/sdp_run of the repository that this program (tests/bin/wire) is in. */
+static const char *sdp_run_path(void)
+{
+	static char path[PATH_MAX];
+	char *p;
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+
+	CHECK(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+	path[n] = '\0';
+	p = strstr(path, "/tests/bin/");
+	CHECK(p, "%s is not tests/bin/ of a repository", path);
+	strcpy(p, "/libsdp/sdp_run");
+	return path;
+}
+
+/* b: run @cmd (through sh) in the background; its pid. */
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = fork();
+
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Is something listening on @port in /proc/net/@proto (tcp or sdp)? */
+static bool listening(const char *proto, int port)
+{
+	char path[64], line[512], want[16];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/net/%s", proto);
+	snprintf(want, sizeof(want), ":%04X ", port);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');	/* after the slot number */
+
+		/* local address, remote address 0:0, state 0A (LISTEN) */
+		found = p && strstr(p + 1, want) && strstr(line, ":0000 0A");
+	}
+	fclose(f);
+	return found;
+}
+
+static bool servers_listening(void *arg)
+{
+	(void)arg;
+	return (listening("tcp", 19765) || listening("tcp6", 19765)) &&
+	       listening("sdp", IPERF_PORT);
+}
+
+/* a: run @cmd (through sh), its output in @out; its exit status. */
+static int run_capture(const char *cmd, char *out, size_t size)
+{
+	size_t n = 0, r;
+	FILE *f = popen(cmd, "r");
+
+	CHECK(f, "popen %s: %s", cmd, strerror(errno));
+	while (n + 1 < size && (r = fread(out + n, 1, size - 1 - n, f)) > 0)
+		n += r;
+	out[n] = '\0';
+	return pclose(f);
+}
+
+/* The number after "@key = " in qperf's output, 0 if none. */
+static double qperf_value(const char *out, const char *key)
+{
+	char want[32];
+	const char *p;
+
+	snprintf(want, sizeof(want), "%s  =", key);
+	p = strstr(out, want);
+	if (!p) {
+		snprintf(want, sizeof(want), "%s =", key);
+		p = strstr(out, want);
+	}
+	return p ? strtod(strchr(p, '=') + 1, NULL) : 0;
+}
+
+/*
+ * qperf (its sdp_bw and sdp_lat tests, native AF_INET_SDP sockets) and
+ * iperf3 with both ends under sdp_run ("use sdp" rules, no TCP fallback)
+ * from a to b: each succeeds and reports a result, and a's SDP counters
+ * show the connections (ActiveEstab: one per qperf test, iperf3's
+ * control and data connections).
+ */
+static void test_wire_programs(void)
+{
+	const char *pa = getenv("SDP_TEST_PEER");
+	char cmd[1024], out[8192];
+	long long estab;
+	double bw, lat;
+	pid_t q, i;
+	int st;
+
+	FILE *f = fopen(RULES, "w");
+
+	CHECK(f && fputs("use sdp server * *:*\nuse sdp client * *:*\n", f) >= 0 &&
+	      fclose(f) == 0, "write %s: %s", RULES, strerror(errno));
+	if (role == 'b') {
+		/*
+		 * No timeout(1) around them: it would take them out of the
+		 * test's process group, which tests/lib/tap.c kills when the
+		 * test ends however it ended.
+		 */
+		q = spawn("exec qperf");
+		snprintf(cmd, sizeof(cmd), "exec %s -r %s iperf3 -s -p %d",
+			 sdp_run_path(), RULES, IPERF_PORT);
+		i = spawn(cmd);
+		CHECK(wait_until(servers_listening, NULL, WAIT_MS),
+		      "qperf or iperf3 did not listen");
+		share_touch("programs-ready");
+		share_wait("programs-done", PROGRAMS_MS);
+		kill(q, SIGTERM);
+		kill(i, SIGTERM);
+		waitpid(q, NULL, 0);
+		waitpid(i, NULL, 0);
+		return;
+	}
+	share_wait("programs-ready", MEET_MS);
+	estab = sdp_stat("ActiveEstab");
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 120 qperf -t 2 -m 64K %s sdp_bw sdp_lat 2>&1", pa);
+	st = run_capture(cmd, out, sizeof(out));
+	bw = qperf_value(out, "bw");
+	lat = qperf_value(out, "latency");
+	tap_diag("qperf sdp_bw %.1f, sdp_lat %.1f (units as qperf prints them)",
+		 bw, lat);
+	if (st || bw <= 0 || lat <= 0) {
+		share_touch("programs-done");
+		CHECK(false, "qperf: status %d, output: %s", st, out);
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 120 %s -r %s iperf3 -c %s -p %d -n 16M -J | python3 -c 'import json, sys; d = json.load(sys.stdin)[\"end\"]; print(int(d[\"sum_sent\"][\"bytes\"]), int(d[\"sum_received\"][\"bytes\"]))'",
+		 sdp_run_path(), RULES, pa, IPERF_PORT);
+	st = run_capture(cmd, out, sizeof(out));
+	share_touch("programs-done");
+	tap_diag("iperf3 under sdp_run: sent, received: %s", out);
+	CHECK(st == 0 && atoll(out) >= 16 * MIB && atoll(strchr(out, ' ') ?: "0") > 0,
+	      "iperf3: status %d, %s", st, out);
+	estab = sdp_stat("ActiveEstab") - estab;
+	CHECK(estab >= 4, "ActiveEstab +%lld: not everything went over SDP",
+	      estab);
+}
+
+/* What a thread of guest a has waiting on b when b dies. */
+enum pending {
+	P_RECV,		/* one recv() */
+	P_SEND,		/* one send() of 64 KiB */
+	P_SEND_ZC,	/* send()s of 8 MiB in one call, until one fails */
+	P_RECV_ALL,	/* recv()s of 1 MiB, until one fails */
+	P_ACCEPT,	/* accept() and recv() on what it returns */
+};
+
 /* A call blocked on the dead peer, in a thread of its own. */
 struct blocked {
+	const char *what;
+	enum pending kind;
 	int fd;
-	bool send;
+	long long bytes;	/* moved before the error (P_*_ALL, P_SEND_ZC) */
 	long long done_ms;
 	ssize_t ret;
 	int err;
+	pthread_t thread;
 };
 
 static void *blocked_thread(void *arg)
 {
-	static char buf[64 * 1024];
 	struct blocked *b = arg;
+	size_t len = b->kind == P_SEND_ZC ? 8 * MIB :
+		     b->kind == P_RECV_ALL ? MIB : 64 * 1024;
+	char *buf = calloc(1, len);
+	int fd;
 
-	if (b->send)
-		b->ret = send(b->fd, buf, sizeof(buf), MSG_NOSIGNAL);
-	else
-		b->ret = recv(b->fd, buf, sizeof(buf), 0);
-	b->err = errno;
+	if (!buf) {
+		b->ret = -1;
+		b->err = ENOMEM;
+		b->done_ms = now_ms();
+		return NULL;
+	}
+	switch (b->kind) {
+	case P_RECV:
+		b->ret = recv(b->fd, buf, len, 0);
+		break;
+	case P_SEND:
+		b->ret = send(b->fd, buf, len, MSG_NOSIGNAL);
+		break;
+	case P_SEND_ZC:
+	case P_RECV_ALL:
+		do {
+			b->ret = b->kind == P_SEND_ZC ?
+				 send(b->fd, buf, len, MSG_NOSIGNAL) :
+				 recv(b->fd, buf, len, 0);
+			if (b->ret > 0)
+				__atomic_add_fetch(&b->bytes, b->ret,
+						   __ATOMIC_RELAXED);
+		} while (b->ret > 0);
+		break;
+	case P_ACCEPT:
+		fd = accept(b->fd, NULL, NULL);
+		b->ret = fd < 0 ? -1 : recv(fd, buf, len, 0);
+		b->err = errno;
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	if (b->kind != P_ACCEPT)
+		b->err = errno;
 	b->done_ms = now_ms();
+	free(buf);
 	return NULL;
 }
 
-static void join_bounded(pthread_t t, struct blocked *b, const char *what,
-			 long long t0, long long bound_ms)
+static void blocked_start(struct blocked *b)
+{
+	CHECK(pthread_create(&b->thread, NULL, blocked_thread, b) == 0,
+	      "pthread_create");
+}
+
+static bool has_bytes(void *arg)
+{
+	return __atomic_load_n(&((struct blocked *)arg)->bytes,
+			       __ATOMIC_RELAXED) > 0;
+}
+
+/*
+ * The call ends with ETIMEDOUT within @bound_ms of the kill at @t0; a
+ * call still blocked 5 s after its bound fails the test (and is ended).
+ */
+static void join_bounded(struct blocked *b, long long t0, long long bound_ms)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (bound_ms + 5000) / 1000;
-	if (pthread_timedjoin_np(t, NULL, &ts)) {
+	ts.tv_sec += (t0 + bound_ms + 5000 - now_ms()) / 1000;
+	if (pthread_timedjoin_np(b->thread, NULL, &ts)) {
 		shutdown(b->fd, SHUT_RDWR);
-		pthread_join(t, NULL);
+		pthread_join(b->thread, NULL);
 		CHECK(false, "%s still blocked %lld ms after the peer died",
-		      what, bound_ms + 5000);
+		      b->what, bound_ms + 5000);
 	}
-	tap_diag("%s: %s after %lld ms", what,
+	tap_diag("%s: %s after %lld ms", b->what,
 		 b->ret < 0 ? strerrorname_np(b->err) : "no error",
 		 b->done_ms - t0);
-	CHECK(b->ret == -1 && b->err == ETIMEDOUT, "%s: %zd/%s, expected ETIMEDOUT",
-	      what, b->ret, strerrorname_np(b->err));
+	CHECK(b->ret == -1 && b->err == ETIMEDOUT,
+	      "%s: %zd/%s, expected ETIMEDOUT", b->what, b->ret,
+	      strerrorname_np(b->err));
 	CHECK(b->done_ms - t0 <= bound_ms, "%s: error after %lld ms, bound %lld",
-	      what, b->done_ms - t0, bound_ms);
+	      b->what, b->done_ms - t0, bound_ms);
+}
+
+static void keepalive(int fd, int idle, int intvl, int cnt)
+{
+	sockopt_set(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPIDLE, idle);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPINTVL, intvl);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPCNT, cnt);
+}
+
+#define QUEUE_PORT	7701	/* a's listener, for b's queued connection */
+
+/* b's side of test_wire_peer_dies: the connections a's calls wait on. */
+static void *zc_sender(void *arg)
+{
+	static char buf[MIB];
+	int fd = *(int *)arg;
+
+	/* Zero-copy sends a reads, until we die. */
+	while (send(fd, buf, sizeof(buf), MSG_NOSIGNAL) > 0)
+		;
+	return NULL;
+}
+
+static void peer_dies_b(void)
+{
+	struct sockaddr_storage ss;
+	int idle, full, zs, zr, q;
+	char buf[4096];
+	pthread_t t;
+	int i;
+
+	idle = wire_accept();
+	full = wire_accept();
+	zs = wire_accept();
+	zr = wire_accept();
+	(void)idle;
+	(void)full;		/* held, never read, until we die */
+	CHECK(pthread_create(&t, NULL, zc_sender, &zr) == 0, "thread");
+	/* A connection that waits in a's accept queue. */
+	share_wait("a-listening", WAIT_MS);
+	CHECK(make_sockaddr(&ss, getenv("SDP_TEST_PEER"), QUEUE_PORT),
+	      "SDP_TEST_PEER");
+	q = net_connect(&ss, 0);
+	CHECK(q >= 0, "connect to a: %s", strerror(errno));
+	share_touch("b-holding");
+	/*
+	 * Read a's zero-copy send 4 KiB at a time, 10 times a second: the
+	 * advertisement stays outstanding (progress within SDP_ZC_STALL)
+	 * until we die.
+	 */
+	CHECK(read_all(zs, buf, sizeof(buf)) == sizeof(buf), "recv: %s",
+	      strerror(errno));
+	share_touch("b-reading");
+	for (i = 0; i < KILL_WAIT_MS / 100; i++) {
+		sleep_ms_poll(100);
+		CHECK(read_all(zs, buf, sizeof(buf)) == sizeof(buf),
+		      "recv: %s", strerror(errno));
+	}
+	CHECK(false, "guest b was not killed within %d ms", KILL_WAIT_MS);
 }
 
 /*
@@ -403,6 +1134,18 @@ static void join_bounded(pthread_t t, struct blocked *b, const char *what,
  *  - a send() blocked on a full ring, no SO_KEEPALIVE: the persist probe
  *    (after 1 s of waiting, then doubling) is not acknowledged and the QP's
  *    retries run out: ETIMEDOUT within 30 s;
+ *  - a zero-copy send() whose advertisement b is reading, slowly: b's
+ *    reads stop, a cancels the advertisement after SDP_ZC_STALL and
+ *    aborts when no answer comes (SDP_ZC_ANSWER_TIMEOUT, 10 s), or when
+ *    the QP's retries of the cancel run out: ETIMEDOUT within 30 s (the
+ *    call itself returns what b read; the next one the error);
+ *  - recv()s reading b's zero-copy sends (RDMA Reads of b's pages,
+ *    SO_KEEPALIVE 1/1/3 for the moments between two): ETIMEDOUT within
+ *    30 s, whether a Read was in flight (its retries run out) or not;
+ *  - a connection from b in its listener's accept queue, never accepted,
+ *    with SO_KEEPALIVE 1/1/3 inherited from the listener: its keepalive
+ *    ends it in the queue; accept() still returns it, as TCP's does, and
+ *    recv() on it gives ETIMEDOUT, within 10 s of the kill;
  *  - then a connect() to the dead host: it fails (ETIMEDOUT after the
  *    CM's 15 REQ retries, or EHOSTUNREACH when its address no longer
  *    resolves) within 130 s, TCP's bound (its 6 SYN retries: 127 s).
@@ -410,53 +1153,81 @@ static void join_bounded(pthread_t t, struct blocked *b, const char *what,
  */
 static void test_wire_peer_dies(void)
 {
-	struct blocked idle = { .send = false }, full = { .send = true };
-	pthread_t ti, tf;
-	long long t0;
-	int c, i;
+	struct blocked idle = { .what = "recv() on an idle keepalive connection",
+				.kind = P_RECV },
+		full = { .what = "send() blocked on a full ring", .kind = P_SEND },
+		zs = { .what = "zero-copy send() being read", .kind = P_SEND_ZC },
+		zr = { .what = "recv()s reading zero-copy sends",
+		       .kind = P_RECV_ALL },
+		aq = { .what = "a connection in the accept queue",
+		       .kind = P_ACCEPT };
+	struct sockaddr_storage ss;
+	long long t0, zs_sent;
+	int c, err;
 
 	if (role == 'b') {
-		for (i = 0; i < 2; i++) {
-			c = wire_accept();
-			(void)c;	/* held, never read, until we die */
-		}
-		share_touch("b-holding");
-		/* Bounded: a kill that never comes fails the run. */
-		usleep(KILL_WAIT_MS * 1000LL);
-		CHECK(false, "guest b was not killed within %d ms", KILL_WAIT_MS);
+		peer_dies_b();
 		return;
 	}
 
+	test_sockaddr(&ss, QUEUE_PORT);
+	aq.fd = test_socket(0);
+	CHECK(aq.fd >= 0, "socket: %s", strerror(errno));
+	keepalive(aq.fd, 1, 1, 3);
+	CHECK_OK(bind(aq.fd, (struct sockaddr *)&ss, sizeof(struct sockaddr_in)));
+	CHECK_OK(listen(aq.fd, 4));
 	idle.fd = wire_connect();
-	sockopt_set(idle.fd, SOL_SOCKET, SO_KEEPALIVE, 1);
-	sockopt_set(idle.fd, IPPROTO_TCP, TCP_KEEPIDLE, 1);
-	sockopt_set(idle.fd, IPPROTO_TCP, TCP_KEEPINTVL, 1);
-	sockopt_set(idle.fd, IPPROTO_TCP, TCP_KEEPCNT, 3);
+	keepalive(idle.fd, 1, 1, 3);
 	full.fd = wire_connect();
 	set_thresh(full.fd, 0);
+	zs.fd = wire_connect();
+	zr.fd = wire_connect();
+	keepalive(zr.fd, 1, 1, 3);
+	share_touch("a-listening");
 	share_wait("b-holding", WAIT_MS);
+	CHECK(wait_fd(aq.fd, POLLIN, WAIT_MS) == POLLIN,
+	      "b's connection is not in the accept queue");
 	fill(full.fd);
-	CHECK(pthread_create(&ti, NULL, blocked_thread, &idle) == 0, "thread");
-	CHECK(pthread_create(&tf, NULL, blocked_thread, &full) == 0, "thread");
-	/* Both are blocked (or about to be) before the kill. */
+	blocked_start(&zr);
+	CHECK(wait_until(has_bytes, &zr, WAIT_MS),
+	      "nothing of b's zero-copy sends arrived");
+	blocked_start(&zs);
+	share_wait("b-reading", WAIT_MS);
+	blocked_start(&idle);
+	blocked_start(&full);
+	/* The two are blocked (or about to be) before the kill. */
 	usleep(200 * 1000);
+	zs_sent = __atomic_load_n(&zs.bytes, __ATOMIC_RELAXED);
 	fault("kill-b");
 	t0 = now_ms();
 
-	join_bounded(ti, &idle, "recv() on an idle keepalive connection", t0,
-		     5000);
-	join_bounded(tf, &full, "send() blocked on a full ring", t0, 30000);
+	join_bounded(&idle, t0, 5000);
+	/* Now accept what waited in the queue while b died. */
+	blocked_start(&aq);
+	join_bounded(&aq, t0, 10000);
+	join_bounded(&full, t0, 30000);
+	join_bounded(&zs, t0, 30000);
+	join_bounded(&zr, t0, 30000);
+	tap_diag("zero-copy: %lld bytes sent before the kill (b reading), %llu went zero-copy; %lld bytes read, %llu of them zero-copy",
+		 zs_sent, (unsigned long long)info(zs.fd).sdpi_zcopy_tx_bytes,
+		 zr.bytes, (unsigned long long)info(zr.fd).sdpi_zcopy_rx_bytes);
+	CHECK(info(zr.fd).sdpi_zcopy_rx_bytes > 0,
+	      "b's sends were not read zero-copy");
+	CHECK(zs_sent == 0, "the zero-copy send returned before the kill");
 	CHECK_OK(close(idle.fd));
 	CHECK_OK(close(full.fd));
+	CHECK_OK(close(zs.fd));
+	CHECK_OK(close(zr.fd));
+	CHECK_OK(close(aq.fd));
 
 	c = test_socket(0);
 	CHECK(c >= 0, "socket: %s", strerror(errno));
 	t0 = now_ms();
-	i = connect(c, (struct sockaddr *)&peer, sizeof(struct sockaddr_in));
+	err = connect(c, (struct sockaddr *)&peer, sizeof(struct sockaddr_in));
 	tap_diag("connect() to the dead host: %s after %lld ms",
-		 i ? strerrorname_np(errno) : "connected", now_ms() - t0);
-	CHECK(i == -1 && (errno == ETIMEDOUT || errno == EHOSTUNREACH),
-	      "connect: %s", i ? strerrorname_np(errno) : "connected");
+		 err ? strerrorname_np(errno) : "connected", now_ms() - t0);
+	CHECK(err == -1 && (errno == ETIMEDOUT || errno == EHOSTUNREACH),
+	      "connect: %s", err ? strerrorname_np(errno) : "connected");
 	CHECK(now_ms() - t0 <= 130000, "connect failed after %lld ms",
 	      now_ms() - t0);
 	CHECK_OK(close(c));
@@ -465,8 +1236,19 @@ static void test_wire_peer_dies(void)
 static const struct tap_test tests[] = {
 	TAP_TEST(test_wire_buffered),
 	TAP_TEST(test_wire_zcopy),
+	TAP_TEST(test_wire_shutdown),
+	TAP_TEST(test_wire_nonblocking),
+	TAP_TEST(test_wire_programs),
+	TAP_TEST(test_wire_rtu_lost),
+	TAP_TEST(test_wire_loss_1),
+	TAP_TEST(test_wire_loss_5),
+	TAP_TEST(test_wire_reorder),
+	TAP_TEST(test_wire_duplicate),
+	TAP_TEST(test_wire_corrupt),
 	TAP_TEST(test_wire_link_flap),
 	TAP_TEST(test_wire_link_cut),
+	TAP_TEST(test_wire_unload_refused),
+	TAP_TEST(test_wire_device_removal),
 	TAP_TEST(test_wire_peer_dies),	/* last: guest b does not survive it */
 };
 
@@ -474,8 +1256,6 @@ int main(int argc, char **argv)
 {
 	const char *r = getenv("SDP_WIRE_ROLE");
 	const char *pa = getenv("SDP_TEST_PEER");
-	struct sockaddr_storage ss;
-	int ret;
 
 	share = getenv("SDP_WIRE_SHARE");
 	if (!r || !share || !pa || (*r != 'a' && *r != 'b')) {
@@ -483,32 +1263,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	role = *r;
-	if (role == 'b') {
-		test_sockaddr(&ss, WIRE_PORT);
-		listener = test_socket(0);
-		if (listener < 0 || bind(listener, (struct sockaddr *)&ss,
-					 sizeof(struct sockaddr_in)) ||
-		    listen(listener, 8)) {
-			perror("wire: listener");
-			return 1;
-		}
-		if (share_create("b-listening")) {
-			perror("wire: shared directory");
-			return 1;
-		}
-	} else {
-		if (!make_sockaddr(&peer, pa, WIRE_PORT)) {
-			fprintf(stderr, "wire: bad SDP_TEST_PEER %s\n", pa);
-			return 2;
-		}
-		/* Guest b boots as slowly as we do: 2 minutes at most. */
-		if (!wait_until(share_exists, "b-listening", 120000)) {
-			fprintf(stderr, "wire: guest b did not listen within 120 s\n");
-			return 1;
-		}
+	if (role == 'a' && !make_sockaddr(&peer, pa, WIRE_PORT)) {
+		fprintf(stderr, "wire: bad SDP_TEST_PEER %s\n", pa);
+		return 2;
 	}
-	ret = tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-	if (listener >= 0)
-		close(listener);
-	return ret;
+	return tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

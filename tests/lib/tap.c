@@ -139,6 +139,13 @@ static void tap_restore_sysctls(void)
 	}
 }
 
+static const char *tap_running = "";
+
+const char *tap_test_name(void)
+{
+	return tap_running;
+}
+
 static int run_one(const struct tap_test *t, unsigned int timeout)
 {
 	int status;
@@ -154,6 +161,7 @@ static int run_one(const struct tap_test *t, unsigned int timeout)
 	if (pid == 0) {
 		/* A new process group, so a test can signal its helpers. */
 		setpgid(0, 0);
+		tap_running = t->name;
 		alarm(timeout);
 		t->fn();
 		fflush(stdout);

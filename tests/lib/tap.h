@@ -58,6 +58,8 @@ void tap_skip(const char *fmt, ...)
 /* Print a "# " diagnostic line. */
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv);
+/* The name of the running test (in its child), "" outside of one. */
+const char *tap_test_name(void);
 
 #define CHECK(cond, ...)						\
 	do {								\
