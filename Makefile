@@ -75,7 +75,8 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/zcopy tests/bin/peer tests/bin/rdma tests/bin/diag \
 	tests/bin/counters tests/bin/tunables tests/bin/install \
-	tests/bin/sdprules tests/bin/preload tests/preload-tools tests/bin/stress
+	tests/bin/sdprules tests/bin/preload tests/preload-tools tests/programs \
+	tests/bin/stress
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
