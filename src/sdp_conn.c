@@ -51,6 +51,32 @@ void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	}
 }
 
+/*
+ * Asynchronous events of the QP, in whatever context the device reports
+ * them (interrupt, softirq).  COMM_EST: the passive side's QP received a
+ * packet before the CM had the RTU (lost, or still on its way); the
+ * active side sends as soon as it sent the RTU.  The CM is told, as IB
+ * requires of the consumer, and completes the connection as if the RTU
+ * had come (RDMA_CM_EVENT_ESTABLISHED); otherwise a lost RTU would leave
+ * the passive side waiting until its CM gives up and rejects a
+ * connection the peer already uses.  rdma_notify() only queues the CM's
+ * work.  The id outlives the QP, whose events end with its destruction.
+ */
+static void sdp_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct sdp_sock *ssk = ctx;
+
+	switch (ev->event) {
+	case IB_EVENT_COMM_EST:
+		rdma_notify(ssk->id, IB_EVENT_COMM_EST);
+		break;
+	default:
+		/* Errors show in the completions, which abort. */
+		sdp_warn_peer(ssk, "QP event: %s\n", ib_event_msg(ev->event));
+		break;
+	}
+}
+
 /* The counters of a connection's rings, messages and transfers. */
 static void sdp_conn_state_init(struct sdp_sock *ssk)
 {
@@ -131,6 +157,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	if (err)
 		goto err;
 
+	attr.event_handler = sdp_qp_event;
 	attr.qp_context = ssk;
 	attr.send_cq = ssk->cq;
 	attr.recv_cq = ssk->cq;
