@@ -230,6 +230,8 @@ struct sdp_zc_tx {
  * @compl: bytes read from it not yet reported in RdmaRdCompl
  * @inv: rkey the RdmaRdCompl due invalidates (SDP_ZR_RX_INV)
  * @rd_len: bytes of the RDMA read in flight (SDP_ZR_READING)
+ * @rd_err: why it failed (SDP_ZR_RD_ERR), as sdp_wc_errno() of its first
+ *	error other than a flush; 0 if only flushed
  * @rd_cqe: completion of our RDMA read
  *
  * All under sdp_sock::lock.
@@ -241,6 +243,7 @@ struct sdp_zc_rx {
 	u32 compl;
 	u32 inv;
 	u32 rd_len;
+	int rd_err;
 	struct ib_cqe rd_cqe;
 };
 

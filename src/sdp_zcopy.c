@@ -244,8 +244,11 @@ static void sdp_zc_rd_failed(struct sdp_sock *ssk, const struct ib_wc *wc)
 {
 	lockdep_assert_held(&ssk->lock);
 	set_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags);
-	if (wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(SDP_F_ABORT, &ssk->flags))
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	if (!ssk->zc_rx.rd_err)
+		ssk->zc_rx.rd_err = sdp_wc_errno(wc->status);
+	if (!test_bit(SDP_F_ABORT, &ssk->flags))
 		sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
 			      ib_wc_status_msg(wc->status));
 }
@@ -795,6 +798,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	} else {
 		clear_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
 		clear_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags);
+		ssk->zc_rx.rd_err = 0;
 		ssk->zc_rx.rd_len = len;
 		ret = rdma_rw_ctx_post(&ctx, ssk->qp, port, &ssk->zc_rx.rd_cqe,
 				       NULL);
@@ -818,9 +822,23 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 
 	spin_lock_bh(&ssk->lock);
 	clear_bit(SDP_ZR_READING, &ssk->zc_rx.flags);
-	if (test_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags)) {
-		__sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ECONNRESET);
-		ret = -ECONNRESET;
+	if (test_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags) &&
+	    test_bit(SDP_F_ABORT, &ssk->flags)) {
+		/*
+		 * Flushed by an abort (the peer's, or our wait's bound in
+		 * sdp_zc_wait_bit()): that abort's error is the reader's.
+		 */
+		sdp_zc_rx_lost(ssk);
+		ret = sock_error(sk) ?: -ECONNRESET;
+	} else if (test_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags)) {
+		/*
+		 * The read itself failed: the peer stopped answering (its
+		 * retries ran out: ETIMEDOUT, as TCP says of a dead peer) or
+		 * its key did not let us read (a protocol error).
+		 */
+		ret = ssk->zc_rx.rd_err ?: -ECONNRESET;
+		__sdp_abort(ssk, ret == -ETIMEDOUT ? SDP_ABORT_REASON_TIMEOUT :
+				 SDP_ABORT_REASON_PROTO, ret);
 	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
 		/* sdp_zc_rd_report() has told the peer already. */
 		b->off += len;
