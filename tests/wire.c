@@ -659,7 +659,7 @@ static void impair(const char *spec)
 
 /*
  * @buffered bytes from a to b through the buffered path (64 KiB writes,
- * zero-copy off), then @zcopy bytes zero-copy (1 MiB writes), on a wire
+ * zero-copy off), then @zcopy bytes zero-copy (@zchunk writes), on a wire
  * that netem impairs with @spec in both directions: every byte checked at
  * b, each transfer bounded, and the throughput reported (README's table
  * is made from these).
@@ -669,15 +669,19 @@ static void impair(const char *spec)
  * check_psn()) and asks again only when the ACK timeout expires (2.1 s
  * on 6.1, 0.5 s on 6.12), so every lost response packet of a Read costs
  * a timeout, where a lost Send is answered at once by a NAK and resent.
+ * The buffered path pays the same timeout when the last packet of a
+ * burst is lost (nothing follows it to show the gap), which at 5% loss
+ * happens often enough to bring it down to about 0.14 MB/s.
  */
-static void impaired_transfer(const char *spec, size_t buffered, size_t zcopy)
+static void impaired_transfer(const char *spec, size_t buffered, size_t zcopy,
+			      size_t zchunk)
 {
 	const struct {
 		const char *name;
 		size_t chunk, bytes;
 		int thresh;
 	} paths[] = { { "buffered", 64 * 1024, buffered, 0 },
-		      { "zero-copy", MIB, zcopy, -1 } };
+		      { "zero-copy", zchunk, zcopy, -1 } };
 	unsigned int i;
 	long long t0, ms;
 	int fd;
@@ -698,8 +702,9 @@ static void impaired_transfer(const char *spec, size_t buffered, size_t zcopy)
 		ms = now_ms() - t0;
 		impair("");
 		if (role == 'a')
-			tap_diag("netem %s, %s: %zu MiB in %lld ms, %.2f MB/s",
-				 spec, paths[i].name, paths[i].bytes / MIB, ms,
+			tap_diag("netem %s, %s (%zu KiB sends): %zu MiB in %lld ms, %.2f MB/s",
+				 spec, paths[i].name, paths[i].chunk / 1024,
+				 paths[i].bytes / MIB, ms,
 				 paths[i].bytes / 1e3 / (ms ? ms : 1));
 		CHECK(ms <= IMPAIRED_MS, "netem %s, %s: %lld ms", spec,
 		      paths[i].name, ms);
@@ -712,27 +717,39 @@ static void impaired_transfer(const char *spec, size_t buffered, size_t zcopy)
 
 static void test_wire_loss_1(void)
 {
-	impaired_transfer("loss 1%", 64 * MIB, 8 * MIB);
+	impaired_transfer("loss 1%", 64 * MIB, 8 * MIB, MIB);
 }
 
 static void test_wire_loss_5(void)
 {
-	impaired_transfer("loss 5%", 64 * MIB, 2 * MIB);
+	/*
+	 * 64 MiB buffered took 468 s at 5% (0.14 MB/s): see above.
+	 *
+	 * This test fails today on the zero-copy transfer (README): a 1 MiB
+	 * RDMA Read takes about 27 s at 5% loss on Soft-RoCE, the sender
+	 * cancels an advertisement that shows no progress for 0.5 s and
+	 * aborts when no answer comes within 10 s, and the reader answers
+	 * only when its read ends; even 64 KiB sends failed (ETIMEDOUT after
+	 * 0.9 MiB), and rxe ends a Read outright after 7 retries that each
+	 * lost a packet.  Zero-copy must give way to the buffered path on
+	 * such a link; until it does, this stays red.
+	 */
+	impaired_transfer("loss 5%", 8 * MIB, 2 * MIB, MIB);
 }
 
 static void test_wire_reorder(void)
 {
-	impaired_transfer("delay 2ms reorder 25% 50%", 64 * MIB, 4 * MIB);
+	impaired_transfer("delay 2ms reorder 25% 50%", 64 * MIB, 4 * MIB, MIB);
 }
 
 static void test_wire_duplicate(void)
 {
-	impaired_transfer("duplicate 5%", 64 * MIB, 64 * MIB);
+	impaired_transfer("duplicate 5%", 64 * MIB, 64 * MIB, MIB);
 }
 
 static void test_wire_corrupt(void)
 {
-	impaired_transfer("corrupt 2%", 64 * MIB, 4 * MIB);
+	impaired_transfer("corrupt 2%", 64 * MIB, 4 * MIB, MIB);
 }
 
 /*
