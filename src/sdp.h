@@ -553,6 +553,7 @@ int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 		   unsigned int n, size_t size, enum dma_data_direction dir);
 int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe);
+void sdp_cq_process_pending(struct sdp_sock *ssk);
 void sdp_cq_destroy(struct sdp_sock *ssk);
 void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 		   size_t arg);

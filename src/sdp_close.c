@@ -235,6 +235,8 @@ void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	bool disconnect;
 
 	sock_owned_by_me(sk);
+	/* The peer's DisConn may still wait in the CQ: see it first. */
+	sdp_cq_process_pending(ssk);
 	spin_lock_bh(&ssk->lock);
 	disconnect = !test_and_set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
 	spin_unlock_bh(&ssk->lock);

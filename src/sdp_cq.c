@@ -184,6 +184,28 @@ int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe)
 	return 0;
 }
 
+/*
+ * Handle at once what the CQ already holds.  For the CM's DISCONNECTED:
+ * the peer disconnects only after our adapter acknowledged its DisConn,
+ * so that DisConn's completion is in the CQ, but the softirq may not
+ * have handled it yet; the close must see it before it decides whether
+ * the connection ended in order or was aborted.  Process context, any
+ * lock but sdp_sock::lock and poll_lock.
+ */
+void sdp_cq_process_pending(struct sdp_sock *ssk)
+{
+	int i;
+
+	if (!ssk->cq)
+		return;
+	spin_lock_bh(&ssk->poll_lock);
+	/* Bounded: completions may keep coming while we are at it. */
+	for (i = 0; i < 4; i++)
+		if (sdp_cq_process(ssk, SDP_CQ_BUDGET) < SDP_CQ_BUDGET)
+			break;
+	spin_unlock_bh(&ssk->poll_lock);
+}
+
 /* After the QP is destroyed: no completion can come any more. */
 void sdp_cq_destroy(struct sdp_sock *ssk)
 {
