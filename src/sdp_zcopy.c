@@ -823,18 +823,13 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	spin_lock_bh(&ssk->lock);
 	clear_bit(SDP_ZR_READING, &ssk->zc_rx.flags);
 	if (test_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags) &&
-	    test_bit(SDP_F_ABORT, &ssk->flags)) {
-		/*
-		 * Flushed by an abort (the peer's, or our wait's bound in
-		 * sdp_zc_wait_bit()): that abort's error is the reader's.
-		 */
-		sdp_zc_rx_lost(ssk);
-		ret = sock_error(sk) ?: -ECONNRESET;
-	} else if (test_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags)) {
+	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
 		/*
 		 * The read itself failed: the peer stopped answering (its
 		 * retries ran out: ETIMEDOUT, as TCP says of a dead peer) or
-		 * its key did not let us read (a protocol error).
+		 * its key did not let us read (a protocol error).  A read
+		 * flushed by an abort (the peer's, or our wait's bound in
+		 * sdp_zc_wait_bit()) gives that abort's error, below.
 		 */
 		ret = ssk->zc_rx.rd_err ?: -ECONNRESET;
 		__sdp_abort(ssk, ret == -ETIMEDOUT ? SDP_ABORT_REASON_TIMEOUT :

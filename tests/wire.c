@@ -549,31 +549,46 @@ static void cut(bool on)
 }
 
 /*
+ * 16 MiB of stream @seed from a to b, buffered, with @midway run on b
+ * after the first 4 MiB arrived; every byte checked, no error left on the
+ * socket.
+ */
+static void transfer_with(uint64_t seed, void (*midway)(void))
+{
+	int fd = role == 'a' ? wire_connect() : wire_accept();
+
+	set_thresh(fd, 0);
+	if (role == 'a') {
+		send_pattern(fd, 16 * MIB, 64 * 1024, seed);
+		expect_ack(fd);
+	} else {
+		recv_pattern(fd, 0, 4 * MIB, seed);
+		midway();
+		recv_pattern(fd, 4 * MIB, 12 * MIB, seed);
+		ack(fd);
+	}
+	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR");
+	CHECK_OK(close(fd));
+}
+
+static void flap(void)
+{
+	long long t0 = now_ms();
+
+	cut(true);
+	usleep(1000 * 1000);
+	cut(false);
+	tap_diag("wire cut for %lld ms", now_ms() - t0);
+}
+
+/*
  * The wire is cut for 1 s in the middle of a 16 MiB transfer, less than
  * the RC retry budget (6 retries of the 2.1 s ACK timeout): the QPs
  * retransmit, the connection survives and every byte arrives.
  */
 static void test_wire_link_flap(void)
 {
-	int fd = role == 'a' ? wire_connect() : wire_accept();
-	long long t0;
-
-	set_thresh(fd, 0);
-	if (role == 'a') {
-		send_pattern(fd, 16 * MIB, 64 * 1024, 3);
-		expect_ack(fd);
-	} else {
-		recv_pattern(fd, 0, 4 * MIB, 3);
-		t0 = now_ms();
-		cut(true);
-		usleep(1000 * 1000);
-		cut(false);
-		tap_diag("wire cut for %lld ms", now_ms() - t0);
-		recv_pattern(fd, 4 * MIB, 12 * MIB, 3);
-		ack(fd);
-	}
-	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR");
-	CHECK_OK(close(fd));
+	transfer_with(3, flap);
 }
 
 /*
@@ -768,6 +783,13 @@ static bool port_ready(void *arg)
 			 sizeof(buf)) == 0 && strstr(buf, "ffff:0a38") != NULL;
 }
 
+static void unload(void)
+{
+	CHECK(system("rmmod sdp 2>/dev/null") != 0,
+	      "rmmod sdp succeeded with a connection open");
+	CHECK(sdp_loaded(), "sdp is gone");
+}
+
 /*
  * b tries to unload sdp in the middle of a's 16 MiB transfer: the module
  * is in use (each socket holds a reference), so rmmod fails, and the
@@ -776,22 +798,7 @@ static bool port_ready(void *arg)
  */
 static void test_wire_unload_refused(void)
 {
-	int fd = role == 'a' ? wire_connect() : wire_accept();
-	int st;
-
-	set_thresh(fd, 0);
-	if (role == 'a') {
-		send_pattern(fd, 16 * MIB, 64 * 1024, 40);
-		expect_ack(fd);
-	} else {
-		recv_pattern(fd, 0, 4 * MIB, 40);
-		st = system("rmmod sdp 2>/dev/null");
-		CHECK(st != 0, "rmmod sdp succeeded with a connection open");
-		CHECK(sdp_loaded(), "sdp is gone");
-		recv_pattern(fd, 4 * MIB, 12 * MIB, 40);
-		ack(fd);
-	}
-	CHECK_OK(close(fd));
+	transfer_with(40, unload);
 }
 
 /*
