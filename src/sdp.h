@@ -233,8 +233,10 @@ struct sdp_zc_tx {
  * @rd_err: why it failed (SDP_ZR_RD_ERR), as sdp_wc_errno() of its first
  *	error other than a flush; 0 if only flushed
  * @rd_cqe: completion of our RDMA read
+ * @chunk: bytes the next RDMA read asks for at most (sdp_zc_rx_pace());
+ *	the reader's, under lock_sock()
  *
- * All under sdp_sock::lock.
+ * All else under sdp_sock::lock.
  */
 struct sdp_zc_rx {
 	unsigned long flags;
@@ -245,6 +247,7 @@ struct sdp_zc_rx {
 	u32 rd_len;
 	int rd_err;
 	struct ib_cqe rd_cqe;
+	u32 chunk;
 };
 
 /**

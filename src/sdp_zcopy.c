@@ -57,6 +57,26 @@
 #define SDP_ZC_ADVERT_MAX	(4 * HZ)
 /* A peer must answer SrcAvailCancel within this, or is aborted. */
 #define SDP_ZC_ANSWER_TIMEOUT	(10 * HZ)
+/*
+ * The reader reads an advertisement in RDMA reads that each take about
+ * this long, so that the sender sees progress (RdmaRdCompl) well within
+ * SDP_ZC_STALL and a reader that was cancelled answers soon, however slow
+ * the path (a lossy link pays an RC timeout per lost read response).
+ * Reads are sized from the rate of the last one: at least
+ * SDP_ZC_RD_MIN, at most SDP_ZC_MAX_BYTES, SDP_ZC_RD_FIRST to start.
+ */
+#define SDP_ZC_RD_TARGET	(HZ / 10)
+#define SDP_ZC_RD_MIN		(64 * 1024)
+#define SDP_ZC_RD_FIRST		(256 * 1024)
+/*
+ * Our own work requests: a LOCAL_INV completes or is flushed in bounded
+ * time; an RDMA read still making progress (its retries start again with
+ * every response) may take longer, and one whose peer stopped answering
+ * fails when the RC retries run out, well within its bound.  A request
+ * that does neither is the device's failure: the connection is aborted.
+ */
+#define SDP_ZC_INV_TIMEOUT	(10 * HZ)
+#define SDP_ZC_READ_TIMEOUT	(20 * HZ)
 
 /*
  * Wake every waiter on the socket, interruptible or not: zero-copy waits
@@ -283,22 +303,23 @@ static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * Sleep without lock_sock(), not interruptible, until @bit is set in
- * ssk->flags.  For work requests that the QP completes or flushes in
- * bounded time; a QP that does neither is aborted (which flushes it).
+ * @word.  For work requests that the QP completes or flushes in bounded
+ * time; one still not done after @timeout is aborted (which flushes it).
  */
-static void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word)
+static void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word,
+			    unsigned long timeout)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	unsigned long end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+	unsigned long end = jiffies + timeout;
 
 	release_sock(sk);
 	while (!wait_event_timeout(*sk_sleep(sk),
 				   test_bit(bit, word), HZ)) {
 		if (time_after(jiffies, end)) {
-			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
-					     SDP_ZC_ANSWER_TIMEOUT / HZ);
+			net_warn_ratelimited("zero-copy work request not completed in %lus; aborting\n",
+					     timeout / HZ);
 			sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ETIMEDOUT);
-			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+			end = jiffies + timeout;
 		}
 	}
 	lock_sock(sk);
@@ -334,7 +355,8 @@ static void sdp_zc_invalidate(struct sock *sk)
 	err = ib_post_send(ssk->qp, &wr, NULL);
 	spin_unlock_bh(&ssk->lock);
 	if (!err)
-		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags,
+				SDP_ZC_INV_TIMEOUT);
 	if (err || test_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags)) {
 		ib_dereg_mr(ssk->zc_tx.mr);
 		ssk->zc_tx.mr = NULL;
@@ -674,6 +696,25 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 	sdp_tx_try_control(ssk);
 }
 
+/*
+ * Size the next RDMA read from the last one, @len bytes in @took jiffies:
+ * one that took longer than SDP_ZC_RD_TARGET shrinks the next to what
+ * that rate reads in the target time; a full one that took less than
+ * half of it doubles the next.  lock_sock() held.
+ */
+static void sdp_zc_rx_pace(struct sdp_sock *ssk, size_t len,
+			   unsigned long took)
+{
+	u32 chunk = ssk->zc_rx.chunk;
+
+	if (took > SDP_ZC_RD_TARGET)
+		chunk = div64_ul((u64)len * SDP_ZC_RD_TARGET, took);
+	else if (took <= SDP_ZC_RD_TARGET / 2 && len >= chunk)
+		chunk *= 2;
+	ssk->zc_rx.chunk = clamp_t(u32, round_down(chunk, PAGE_SIZE),
+				   SDP_ZC_RD_MIN, SDP_ZC_MAX_BYTES);
+}
+
 /* The reader cannot take the advertisement @b: SendSM. */
 static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
 {
@@ -773,6 +814,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	rkey = be32_to_cpu(sa->rkey);
 	vaddr = be64_to_cpu(sa->vaddr) + b->off;
 	len = min3(len, seg, (size_t)(b->len - b->off));
+	len = min_t(size_t, len, ssk->zc_rx.chunk);
 	spin_unlock_bh(&ssk->lock);
 
 	/* Not aborted: the connection (QP, CM id) is still there. */
@@ -808,8 +850,13 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		}
 	}
 	spin_unlock_bh(&ssk->lock);
-	if (!ret)
-		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
+	if (!ret) {
+		unsigned long start = jiffies;
+
+		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->zc_rx.flags,
+				SDP_ZC_READ_TIMEOUT);
+		sdp_zc_rx_pace(ssk, len, jiffies - start);
+	}
 	rdma_rw_ctx_destroy(&ctx, ssk->qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
 			    DMA_FROM_DEVICE);
 	sdp_zc_unpin(&zp);
@@ -1026,6 +1073,7 @@ void sdp_zc_init(struct sdp_sock *ssk)
 	ssk->zc_tx.reg_cqe.done = sdp_zc_reg_done;
 	ssk->zc_tx.inv_cqe.done = sdp_zc_inv_done;
 	ssk->zc_rx.rd_cqe.done = sdp_zc_rd_done;
+	ssk->zc_rx.chunk = SDP_ZC_RD_FIRST;
 }
 
 /* Connection teardown, the QP destroyed: the MR goes with its PD. */
