@@ -462,6 +462,7 @@ struct sdp_device {
 	struct list_head list;
 	struct kref ref;
 	bool removing;
+	bool reg_fence;		/* LOCAL_INV before each REG_MR (sdp_dev.c) */
 };
 
 /* Is the socket connected (established or closing)? */

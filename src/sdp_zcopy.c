@@ -205,7 +205,10 @@ static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_sock *ssk = cq->cq_context;
 
-	/* Only a failed REG_MR completes (it is not signalled). */
+	/*
+	 * Only a failed REG_MR, or the LOCAL_INV before it, completes
+	 * (neither is signalled).
+	 */
 	spin_lock(&ssk->lock);
 	if (wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
@@ -537,8 +540,15 @@ static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 }
 
 /* Post the registration and queue the SrcAvail.  ssk->lock held. */
-static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
+static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len,
+			    u32 old_key)
 {
+	/* Unsignalled: a failure completes on reg_cqe (aborts). */
+	struct ib_send_wr inv = {
+		.opcode = IB_WR_LOCAL_INV,
+		.wr_cqe = &ssk->zc_tx.reg_cqe,
+		.ex.invalidate_rkey = old_key,
+	};
 	struct ib_reg_wr reg = {
 		.wr = {
 			.opcode = IB_WR_REG_MR,
@@ -555,7 +565,11 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	lockdep_assert_held(&ssk->lock);
 	if (!sdp_tx_usable(ssk))
 		return -EPIPE;
-	err = ib_post_send(ssk->qp, &reg.wr, NULL);
+	/* @old_key is free: invalidated, or never registered (sdp_dev.c). */
+	if (ssk->sdev->reg_fence)
+		inv.next = &reg.wr;
+	err = ib_post_send(ssk->qp, ssk->sdev->reg_fence ? &inv : &reg.wr,
+			   NULL);
 	if (err)
 		return err;
 	b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
@@ -601,7 +615,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	unsigned long base;
 	struct ib_mr *mr;
 	size_t seg;
-	u32 len, acked;
+	u32 len, acked, old_key;
 	int n;
 
 	*err = 0;
@@ -625,9 +639,13 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	zp.dev = dev;
 	zp.nents = n;
 	/* A new key for every advertisement: an old one never matches. */
+	old_key = mr->rkey;
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	if (ib_map_mr_sg(mr, zp.sgt.sgl, n, NULL, PAGE_SIZE) != n)
+	if (ib_map_mr_sg(mr, zp.sgt.sgl, n, NULL, PAGE_SIZE) != n) {
+		/* Not registered: the device still knows the old key. */
+		ib_update_fast_reg_key(mr, old_key & 0xff);
 		goto fall_back_unpin;
+	}
 	/*
 	 * Advertise addresses that start at the offset in the first page:
 	 * the peer learns no kernel or bus address of ours.
@@ -635,7 +653,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	mr->iova = offset_in_page(mr->iova);
 
 	spin_lock_bh(&ssk->lock);
-	n = sdp_zc_advertise(ssk, mr, len);
+	n = sdp_zc_advertise(ssk, mr, len, old_key);
 	spin_unlock_bh(&ssk->lock);
 	if (n) {
 		sdp_zc_unpin(&zp);

@@ -740,14 +740,14 @@ static void test_wire_loss_5(void)
 	/*
 	 * 64 MiB buffered took 468 s at 5% (0.14 MB/s): see above.
 	 *
-	 * This test fails today on the zero-copy transfer (README): a 1 MiB
-	 * RDMA Read takes about 27 s at 5% loss on Soft-RoCE, the sender
-	 * cancels an advertisement that shows no progress for 0.5 s and
-	 * aborts when no answer comes within 10 s, and the reader answers
-	 * only when its read ends; even 64 KiB sends failed (ETIMEDOUT after
-	 * 0.9 MiB), and rxe ends a Read outright after 7 retries that each
-	 * lost a packet.  Zero-copy must give way to the buffered path on
-	 * such a link; until it does, this stays red.
+	 * Zero-copy failed here until the reader sized its RDMA reads to
+	 * about 100 ms each (a 1 MiB read took about 27 s at this loss on
+	 * Soft-RoCE, past the reader's bound, and the sender, which cancels
+	 * an advertisement without progress after 0.5 s, got no answer in
+	 * its 10 s), and until each registration on Soft-RoCE waited behind
+	 * a LOCAL_INV (rxe ran a REG_MR queued behind a lost SEND twice,
+	 * which kills the QP).  Now a stalled advertisement gives way to the
+	 * buffered path.
 	 */
 	impaired_transfer("loss 5%", 8 * MIB, 2 * MIB, MIB);
 }
