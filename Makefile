@@ -111,7 +111,12 @@ bench/bin/%: bench/%.c bench/bench.h include/uapi/linux/sdp.h
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) tests/bin/nodelay.so
+
+# Preloaded into the QEMUs of tests/vm/wire, on the host (tests/vm/nodelay.c).
+tests/bin/nodelay.so: tests/vm/nodelay.c
+	@mkdir -p tests/bin
+	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $< -ldl
 
 tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) tools/sdp_diag_parse.h \
 		include/uapi/linux/sdp.h
