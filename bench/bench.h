@@ -30,27 +30,35 @@ static inline double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/*
- * A socket of @family listening on @addr and an ephemeral port; the
- * bound address goes to @sin.
- */
-static inline int bench_listen(int family, const char *addr,
-			       struct sockaddr_in *sin)
+/* @addr:@port in @sin; exits on a bad address. */
+static inline void bench_addr(struct sockaddr_in *sin, const char *addr,
+			      unsigned short port)
 {
-	socklen_t slen = sizeof(*sin);
-	int l, one = 1;
-
 	memset(sin, 0, sizeof(*sin));
 	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
 	if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1) {
 		fprintf(stderr, "bad address %s\n", addr);
 		exit(1);
 	}
+}
+
+/*
+ * A socket of @family listening on @addr and @port (0: an ephemeral
+ * one); the bound address goes to @sin.
+ */
+static inline int bench_listen(int family, const char *addr,
+			       unsigned short port, struct sockaddr_in *sin)
+{
+	socklen_t slen = sizeof(*sin);
+	int l, one = 1;
+
+	bench_addr(sin, addr, port);
 	l = socket(family, SOCK_STREAM, 0);
 	if (l < 0)
 		die("socket");
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)sin, sizeof(*sin)) || listen(l, 1) ||
+	if (bind(l, (struct sockaddr *)sin, sizeof(*sin)) || listen(l, 8) ||
 	    getsockname(l, (struct sockaddr *)sin, &slen))
 		die("listen");
 	return l;

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	if (!buf || !rtt || !size || rounds <= 0)
 		die("setup");
 
-	l = bench_listen(family, addr, &sin);
+	l = bench_listen(family, addr, 0, &sin);
 	pid = fork();
 	if (pid < 0)
 		die("fork");

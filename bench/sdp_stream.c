@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sdp_stream: one-way stream throughput and the sender's CPU time, for
- * scripts/bench.
+ * scripts/bench and scripts/bench-wire.
  *
  *   sdp_stream [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES]
- *              [-z THRESH] [-N]
+ *              [-z THRESH] [-N] [-p PORT [-S]]
  *
  * (sizes take a K, M or G suffix)
- * A child process listens and reads everything with READSIZE-byte reads
- * (default MSGSIZE); the parent connects and sends BYTES in MSGSIZE-byte
- * blocking sends.  -z sets SOL_SDP SDP_ZCOPY_THRESH on the sender (0:
- * zero-copy off); -N sets TCP_NODELAY on the sender.
- * Prints one line:  MB/s  sender-CPU-seconds-per-GB  zcopy-bytes  sends/s
- * (the sender's user + system time from getrusage, so it includes the
- * pinning or copying the send path does in the kernel).
+ * Without -p, a child process listens on ADDR and reads everything with
+ * READSIZE-byte reads (default MSGSIZE); the parent connects and sends
+ * BYTES in MSGSIZE-byte blocking sends.  -z sets SOL_SDP
+ * SDP_ZCOPY_THRESH on the sender (0: zero-copy off); -N sets TCP_NODELAY
+ * on the sender.
+ * Between two hosts: "-p PORT -S" serves on ADDR:PORT until killed
+ * (each connection is read to its end, then answered with one byte);
+ * "-p PORT" sends BYTES to the server at ADDR:PORT, closes its side and
+ * waits for that byte.
+ * The sender prints one line:  MB/s  sender-CPU-seconds-per-GB
+ * zcopy-bytes  sends/s  (the sender's user + system time from
+ * getrusage, so it includes the pinning or copying the send path does in
+ * the kernel; the time runs until the last byte is known to have
+ * arrived).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -60,18 +67,64 @@ static double cpu_s(void)
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+/*
+ * Read @fd with @rsize-byte reads until @total bytes or, if 0, its end.
+ * Returns 0, or -1 if the connection failed first.
+ */
+static int drain(int fd, char *buf, size_t rsize, size_t total)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (!total || got < total) {
+		n = recv(fd, buf, rsize, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (!n && !total)
+			return 0;
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return 0;
+}
+
+/*
+ * -S: serve connections one after another, until killed; one that fails
+ * is closed without the byte, and its sender fails.
+ */
+static void serve(int family, const char *addr, unsigned short port,
+		 char *buf, size_t rsize)
+{
+	struct sockaddr_in sin;
+	int l = bench_listen(family, addr, port, &sin);
+
+	for (;;) {
+		int fd = accept(l, NULL, NULL);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			die("accept");
+		}
+		if (drain(fd, buf, rsize, 0) == 0 && send(fd, "x", 1, 0) != 1)
+			perror("send ack");
+		close(fd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = "10.55.0.1";
 	size_t size = 1 << 20, rsize = 0, total = 256 << 20, sent = 0;
 	int family = AF_INET_SDP, zthresh = -1, nodelay = 0, opt, l, fd;
+	int port = 0, server = 0, pipefd[2] = { -1, -1 };
 	struct sockaddr_in sin;
-	int pipefd[2];
 	double t0, c0, t, c;
 	char *buf;
-	pid_t pid;
+	pid_t pid = 0;
 
-	while ((opt = getopt(argc, argv, "f:a:s:r:n:z:N")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:s:r:n:z:Np:S")) != -1) {
 		switch (opt) {
 		case 'f':
 			family = strcmp(optarg, "tcp") ? AF_INET_SDP : AF_INET;
@@ -94,8 +147,14 @@ int main(int argc, char **argv)
 		case 'N':
 			nodelay = 1;
 			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 'S':
+			server = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N]\n",
+			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N] [-p PORT [-S]]\n",
 				argv[0]);
 			return 2;
 		}
@@ -107,32 +166,36 @@ int main(int argc, char **argv)
 		die("setup");
 	memset(buf, 0x5a, size > rsize ? size : rsize);
 
-	l = bench_listen(family, addr, &sin);
-	if (pipe(pipefd))
-		die("pipe");
-	pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		size_t got = 0;
-		ssize_t n;
-
-		fd = accept(l, NULL, NULL);
-		if (fd < 0)
-			die("accept");
-		while (got < total) {
-			n = recv(fd, buf, rsize, 0);
-			if (n <= 0)
-				die("recv");
-			got += n;
+	if (server) {
+		if (!port) {
+			fprintf(stderr, "-S needs -p PORT\n");
+			return 2;
 		}
-		/* Tell the sender the last byte arrived. */
-		if (write(pipefd[1], "x", 1) != 1)
-			die("pipe write");
-		close(fd);
-		_exit(0);
+		serve(family, addr, port, buf, rsize);
 	}
-	close(l);
+	if (port) {
+		bench_addr(&sin, addr, port);
+	} else {
+		l = bench_listen(family, addr, 0, &sin);
+		if (pipe(pipefd))
+			die("pipe");
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid) {
+			fd = accept(l, NULL, NULL);
+			if (fd < 0)
+				die("accept");
+			if (drain(fd, buf, rsize, total))
+				die("recv");
+			/* Tell the sender the last byte arrived. */
+			if (write(pipefd[1], "x", 1) != 1)
+				die("pipe write");
+			close(fd);
+			_exit(0);
+		}
+		close(l);
+	}
 	fd = bench_connect(family, &sin);
 	if (zthresh >= 0 && family == AF_INET_SDP &&
 	    setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &zthresh,
@@ -153,9 +216,16 @@ int main(int argc, char **argv)
 			die("send");
 		sent += n;
 	}
-	c = cpu_s() - c0;
-	if (read(pipefd[0], buf, 1) != 1)
+	if (port) {
+		/* Our end of the stream, then the server's byte. */
+		if (shutdown(fd, SHUT_WR))
+			die("shutdown");
+		if (recv(fd, buf, 1, MSG_WAITALL) != 1)
+			die("recv ack");
+	} else if (read(pipefd[0], buf, 1) != 1) {
 		die("pipe read");
+	}
+	c = cpu_s() - c0;
 	t = now_s() - t0;
 	{
 		unsigned long long zc = 0;
@@ -171,6 +241,7 @@ int main(int argc, char **argv)
 		       zc, total / size / t);
 	}
 	close(fd);
-	waitpid(pid, NULL, 0);
+	if (pid)
+		waitpid(pid, NULL, 0);
 	return 0;
 }
