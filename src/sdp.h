@@ -369,6 +369,7 @@ struct sdp_sock {
 	struct rdma_cm_id *id;
 	struct sdp_device *sdev;
 	struct ib_cq *cq;
+	int comp_vector;	/* of cq (sdp_device_vector_get()) */
 	spinlock_t poll_lock;	/* see above */
 	struct irq_poll iop;
 	struct ib_qp *qp;
@@ -463,6 +464,7 @@ struct sdp_device {
 	struct kref ref;
 	bool removing;
 	bool reg_fence;		/* LOCAL_INV before each REG_MR (sdp_dev.c) */
+	atomic_t *vec_use;	/* CQs on each completion vector */
 };
 
 /* Is the socket connected (established or closing)? */
@@ -556,7 +558,7 @@ int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 		  enum dma_data_direction dir);
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 		   unsigned int n, size_t size, enum dma_data_direction dir);
-int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe);
+int sdp_cq_create(struct sdp_sock *ssk, int ncqe);
 void sdp_cq_process_pending(struct sdp_sock *ssk);
 void sdp_cq_destroy(struct sdp_sock *ssk);
 void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
@@ -649,6 +651,8 @@ int sdp_dev_init(void);
 void sdp_dev_exit(void);
 struct sdp_device *sdp_device_get(struct ib_device *ibdev);
 void sdp_device_put(struct sdp_device *sdev);
+int sdp_device_vector_get(struct sdp_device *sdev);
+void sdp_device_vector_put(struct sdp_device *sdev, int vector);
 
 /* sdp_diag.c */
 void sdp_sock_link(struct sdp_sock *ssk);

@@ -154,7 +154,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	zc_wrs = 3 + DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge);
 	/* ... and one keepalive or persist probe (sdp_keepalive.c). */
 	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 3 + zc_wrs;
-	err = sdp_cq_create(ssk, id->device, ncqe);
+	err = sdp_cq_create(ssk, ncqe);
 	if (err)
 		goto err;
 

@@ -13,6 +13,8 @@
  * through sdp_cq_process() under sdp_sock::poll_lock, so that
  * completions are handled one at a time and in order: ib_alloc_cq()'s
  * own polling could not be shared that way, hence ib_create_cq() here.
+ * Each CQ takes the completion vector that the fewest CQs of its device
+ * use (sdp_device_vector_get()), so that connections spread over them.
  */
 #include <linux/list.h>
 #include <linux/irq_poll.h>
@@ -169,14 +171,20 @@ static void sdp_cq_event(struct ib_cq *cq, void *ctx)
 	irq_poll_sched(&ssk->iop);
 }
 
-int sdp_cq_create(struct sdp_sock *ssk, struct ib_device *dev, int ncqe)
+int sdp_cq_create(struct sdp_sock *ssk, int ncqe)
 {
-	struct ib_cq_init_attr attr = { .cqe = ncqe };
+	struct ib_cq_init_attr attr = {
+		.cqe = ncqe,
+		.comp_vector = sdp_device_vector_get(ssk->sdev),
+	};
 	struct ib_cq *cq;
 
-	cq = ib_create_cq(dev, sdp_cq_event, NULL, ssk, &attr);
-	if (IS_ERR(cq))
+	cq = ib_create_cq(ssk->sdev->ibdev, sdp_cq_event, NULL, ssk, &attr);
+	if (IS_ERR(cq)) {
+		sdp_device_vector_put(ssk->sdev, attr.comp_vector);
 		return PTR_ERR(cq);
+	}
+	ssk->comp_vector = attr.comp_vector;
 	ssk->cq = cq;
 	spin_lock_init(&ssk->poll_lock);
 	irq_poll_init(&ssk->iop, SDP_CQ_BUDGET, sdp_cq_poll);
@@ -212,6 +220,7 @@ void sdp_cq_destroy(struct sdp_sock *ssk)
 	irq_poll_disable(&ssk->iop);
 	ib_destroy_cq(ssk->cq);
 	ssk->cq = NULL;
+	sdp_device_vector_put(ssk->sdev, ssk->comp_vector);
 }
 
 /*

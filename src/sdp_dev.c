@@ -32,6 +32,7 @@ static void sdp_device_free(struct kref *ref)
 {
 	struct sdp_device *sdev = container_of(ref, struct sdp_device, ref);
 
+	kfree(sdev->vec_use);
 	kfree(sdev);
 }
 
@@ -88,6 +89,35 @@ static bool sdp_device_usable(struct ib_device *ibdev)
 	return false;
 }
 
+/**
+ * sdp_device_vector_get() - a completion vector for a new connection's CQ
+ * @sdev: the device
+ *
+ * The vector fewest of our CQs use now, the lowest of those if several
+ * are, so that completion work spreads over the device's vectors (and,
+ * where they have interrupts of their own, over the CPUs those are bound
+ * to) instead of all landing on vector 0.  Concurrent callers may pick
+ * the same one: the balance is approximate.
+ *
+ * Return: the vector, to be given back with sdp_device_vector_put().
+ */
+int sdp_device_vector_get(struct sdp_device *sdev)
+{
+	int i, best = 0, n = max(sdev->ibdev->num_comp_vectors, 1);
+
+	for (i = 1; i < n; i++)
+		if (atomic_read(&sdev->vec_use[i]) <
+		    atomic_read(&sdev->vec_use[best]))
+			best = i;
+	atomic_inc(&sdev->vec_use[best]);
+	return best;
+}
+
+void sdp_device_vector_put(struct sdp_device *sdev, int vector)
+{
+	atomic_dec(&sdev->vec_use[vector]);
+}
+
 static int sdp_add_one(struct ib_device *ibdev)
 {
 	struct sdp_device *sdev;
@@ -98,6 +128,12 @@ static int sdp_add_one(struct ib_device *ibdev)
 	sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
 	if (!sdev)
 		return -ENOMEM;
+	sdev->vec_use = kcalloc(max(ibdev->num_comp_vectors, 1),
+				sizeof(*sdev->vec_use), GFP_KERNEL);
+	if (!sdev->vec_use) {
+		kfree(sdev);
+		return -ENOMEM;
+	}
 
 	sdev->ibdev = ibdev;
 	/*

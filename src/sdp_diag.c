@@ -290,6 +290,8 @@ static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 	c->tx_mseq_next = READ_ONCE(ssk->tx_mseq_next);
 	c->rx_mseq_last = last;
 	c->abort_reason = READ_ONCE(ssk->stats.abort_reason);
+	if (READ_ONCE(ssk->cq))
+		c->comp_vector = READ_ONCE(ssk->comp_vector);
 }
 
 #define SDP_DIAG_WANT(req, attr)	((req)->sdiag_ext & (1U << ((attr) - 1)))

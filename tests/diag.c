@@ -466,6 +466,64 @@ static void test_sock_diag_known_sockets(void)
 	free(d);
 }
 
+/* CPUs the guest could have: Soft-RoCE has one completion vector each. */
+static int possible_cpus(void)
+{
+	char buf[64] = "";
+	int lo, hi;
+
+	if (read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)))
+		return 1;
+	if (sscanf(buf, "%d-%d", &lo, &hi) == 2)
+		return hi - lo + 1;
+	return 1;
+}
+
+/*
+ * Connections spread over the device's completion vectors (each CQ takes
+ * the one fewest CQs use), which sock_diag's SDP_DIAG_CONN reports: with
+ * 8 connections (16 CQs) on a device with V vectors, every vector below
+ * min(V, 16) carries some, and no vector carries more than its share
+ * rounded up, plus two (the CQs of connections closed just before may
+ * still be counted while they go).  All on vector 0 fails it.
+ */
+static void test_comp_vectors_spread(void)
+{
+	struct sdp_diag_sock *d = xmalloc(MAX_DIAG * sizeof(*d));
+	int c[8], s[8], i, l, cnt, nvec = possible_cpus(), used[64] = {0};
+	struct sockaddr_storage addr;
+	int want, max_share, conns = 0;
+
+	wait_no_sockets();
+	l = net_listener(&addr, 16, 0);
+	for (i = 0; i < 8; i++) {
+		c[i] = net_connect(&addr, 0);
+		s[i] = net_accept(l, WAIT_MS);
+	}
+	cnt = diag_dump(1U << TCP_ESTABLISHED, 0, d, MAX_DIAG);
+	for (i = 0; i < cnt; i++) {
+		CHECK(d[i].has_conn, "no SDP_DIAG_CONN");
+		CHECK(d[i].conn.comp_vector < nvec && d[i].conn.comp_vector < 64,
+		      "comp_vector %u of %d", d[i].conn.comp_vector, nvec);
+		used[d[i].conn.comp_vector]++;
+		conns++;
+	}
+	CHECK(conns == 16, "%d established sockets, want 16", conns);
+	want = nvec < 16 ? nvec : 16;
+	max_share = (16 + want - 1) / want + 2;
+	tap_diag("16 CQs on %d completion vectors: vector 0 has %d, 1 has %d",
+		 nvec, used[0], nvec > 1 ? used[1] : 0);
+	for (i = 0; i < want; i++)
+		CHECK(used[i] > 0 && used[i] <= max_share,
+		      "vector %d has %d of 16 CQs (%d vectors)", i, used[i], nvec);
+	for (i = 0; i < 8; i++) {
+		close(c[i]);
+		close(s[i]);
+	}
+	close(l);
+	free(d);
+}
+
 /* More sockets than one netlink message holds: the dump resumes. */
 static void test_sock_diag_many_sockets(void)
 {
@@ -765,6 +823,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_proc_net_sdp_ipv6),
 	TAP_TEST(test_sock_diag_known_sockets),
 	TAP_TEST(test_sock_diag_many_sockets),
+	TAP_TEST(test_comp_vectors_spread),
 	TAP_TEST(test_netns_separate_listing_and_stats),
 	TAP_TEST(test_tracepoints),
 	TAP_TEST(test_sdpstat_lists_sockets),

@@ -146,6 +146,7 @@ struct sdp_diag_stats {
  * @rx_mseq_last: mseq of the last message received
  * @abort_reason: why the connection was aborted (SDP_ABORT_REASON_*), or 0
  * @pad: 0
+ * @comp_vector: completion vector of the connection's CQ (0 without one)
  */
 struct sdp_diag_conn {
 	__s32	tx_credits;
@@ -157,7 +158,8 @@ struct sdp_diag_conn {
 	__u32	tx_mseq_next;
 	__u32	rx_mseq_last;
 	__u8	abort_reason;
-	__u8	pad[3];
+	__u8	pad;
+	__u16	comp_vector;
 };
 
 /* struct sdp_diag_conn::abort_reason */
