@@ -26,6 +26,8 @@
 #   make bench-pairs   the verbs-relative ratios as back-to-back pairs
 #   make bench-latency latency percentiles of SDP, TCP and verbs, and
 #                      what one socket call costs in the guest
+#   make bench-scale   many connections: idle memory per connection,
+#                      connection rate (also rsockets), 64 streams
 #   make lint          W=1 build, sparse and checkpatch, failing on any
 #                      warning
 #   make checkpatch    checkpatch.pl --strict over the sources
@@ -81,7 +83,7 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
 	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
-	bench-latency bench-latency-vm \
+	bench-latency bench-latency-vm bench-scale bench-scale-vm \
 	lint checkpatch dkms-test deps clean install install-files uninstall
 
 all: module tests examples tools bench-tools libsdp
@@ -102,11 +104,14 @@ examples/bin/%: examples/%.c include/uapi/linux/sdp.h
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
 # Programs scripts/bench runs in the guest.
-bench-tools: bench/bin/sdp_stream bench/bin/sdp_pingpong
+bench-tools: bench/bin/sdp_stream bench/bin/sdp_pingpong bench/bin/sdp_scale
 
 bench/bin/%: bench/%.c bench/bench.h include/uapi/linux/sdp.h
 	@mkdir -p bench/bin
-	$(CC) $(TEST_CFLAGS) -o $@ $<
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS)
+
+# rsockets' calls (librdmacm) for the connection rate of scripts/bench-scale.
+bench/bin/sdp_scale: LDLIBS += -lrdmacm -lpthread
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
@@ -236,6 +241,14 @@ bench: deps
 
 bench-vm: all
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
+
+# Many connections: idle memory, connection rate, 64 streams
+# (scripts/bench-scale).
+bench-scale: deps
+	$(MAKE) bench-scale-vm
+
+bench-scale-vm: all
+	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-scale
 
 # SDP vs TCP between the two guests of check-wire (scripts/bench-wire).
 bench-wire: deps

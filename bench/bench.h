@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline void die(const char *what)
 {
@@ -62,6 +63,24 @@ static inline int bench_listen(int family, const char *addr,
 	    getsockname(l, (struct sockaddr *)sin, &slen))
 		die("listen");
 	return l;
+}
+
+/*
+ * Fork a child that accepts one connection on @l into *@fd.  Returns the
+ * child's pid in the parent, 0 in the child (with *@fd connected).
+ */
+static inline pid_t bench_fork_accept(int l, int *fd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		*fd = accept(l, NULL, NULL);
+		if (*fd < 0)
+			die("accept");
+	}
+	return pid;
 }
 
 /* A socket of @family connected to @sin. */

@@ -129,13 +129,8 @@ int main(int argc, char **argv)
 		die("setup");
 
 	l = bench_listen(family, addr, 0, &sin);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
+	pid = bench_fork_accept(l, &fd);
 	if (!pid) {
-		fd = accept(l, NULL, NULL);
-		if (fd < 0)
-			die("accept");
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		if (floor_mode) {
 			/* Hold the connection until the parent closes it. */

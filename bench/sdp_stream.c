@@ -179,13 +179,8 @@ int main(int argc, char **argv)
 		l = bench_listen(family, addr, 0, &sin);
 		if (pipe(pipefd))
 			die("pipe");
-		pid = fork();
-		if (pid < 0)
-			die("fork");
+		pid = bench_fork_accept(l, &fd);
 		if (!pid) {
-			fd = accept(l, NULL, NULL);
-			if (fd < 0)
-				die("accept");
 			if (drain(fd, buf, rsize, total))
 				die("recv");
 			/* Tell the sender the last byte arrived. */

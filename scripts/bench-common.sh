@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/bench-common.sh: helpers that scripts/bench and
-# scripts/bench-pairs source.  The caller sets addr (the rxe device's
-# address), dev (the RDMA device) and t (seconds per qperf run).
+# scripts/bench-common.sh: helpers that scripts/bench, bench-pairs,
+# bench-wire and bench-scale source.  The caller sets addr (the rxe
+# device's address), dev (the RDMA device), t (seconds per qperf run)
+# and repeat (runs per median).
 # shellcheck shell=bash disable=SC2154
 
 # qperf prints "latency = 243 us" / "bw = 21.3 MB/sec"; normalise to
@@ -48,6 +49,14 @@ perftest_run() {	# perftest_run PROGRAM SIZE ITERS COLUMN
 	wait "$srv" 2> /dev/null
 	# The result row is the last line that starts with the size.
 	echo "$out" | awk -v s="$size" -v c="$col" '$1 == s { v = $c } END { print v }'
+}
+
+# median CMD...: run CMD $repeat times, print the median of its outputs.
+median() {
+	local _
+	for _ in $(seq "$repeat"); do
+		"$@"
+	done | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
 ratio() {
