@@ -233,10 +233,8 @@ struct sdp_zc_tx {
  * @rd_err: why it failed (SDP_ZR_RD_ERR), as sdp_wc_errno() of its first
  *	error other than a flush; 0 if only flushed
  * @rd_cqe: completion of our RDMA read
- * @chunk: bytes the next RDMA read asks for at most (sdp_zc_rx_pace());
- *	the reader's, under lock_sock()
  *
- * All else under sdp_sock::lock.
+ * All under sdp_sock::lock.
  */
 struct sdp_zc_rx {
 	unsigned long flags;
@@ -247,7 +245,6 @@ struct sdp_zc_rx {
 	u32 rd_len;
 	int rd_err;
 	struct ib_cqe rd_cqe;
-	u32 chunk;
 };
 
 /**
@@ -463,7 +460,6 @@ struct sdp_device {
 	struct list_head list;
 	struct kref ref;
 	bool removing;
-	bool reg_fence;		/* LOCAL_INV before each REG_MR (sdp_dev.c) */
 	atomic_t *vec_use;	/* CQs on each completion vector */
 };
 

@@ -145,13 +145,12 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 		goto err;
 	/*
 	 * Zero-copy adds, at most one of each at a time: REG_MR and
-	 * LOCAL_INV of our advertisement (and the LOCAL_INV before the
-	 * REG_MR on Soft-RoCE, sdp_dev.c), the RDMA reads of one of the
+	 * LOCAL_INV of our advertisement, the RDMA reads of one of the
 	 * peer's (a scatter entry per page, max_sge_rd per read).
 	 */
 	sge = clamp_t(u32, min_t(u32, da->max_send_sge, da->max_sge_rd), 1,
 		      SDP_ZC_SGE);
-	zc_wrs = 3 + DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge);
+	zc_wrs = 2 + DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge);
 	/* ... and one keepalive or persist probe (sdp_keepalive.c). */
 	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 3 + zc_wrs;
 	err = sdp_cq_create(ssk, ncqe);

@@ -136,16 +136,6 @@ static int sdp_add_one(struct ib_device *ibdev)
 	}
 
 	sdev->ibdev = ibdev;
-	/*
-	 * Soft-RoCE runs the send queue again from its oldest unacknowledged
-	 * request when it retransmits, local operations included: a REG_MR
-	 * queued behind a lost SEND is executed twice, and the second time
-	 * fails (the MR is already valid) and kills the QP.  Its LOCAL_INV
-	 * waits for every request before it to complete (the Local
-	 * Invalidate Fence, mandatory in rxe), so a LOCAL_INV just before
-	 * each REG_MR keeps anything unacknowledged from being ahead of it.
-	 */
-	sdev->reg_fence = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 	kref_init(&sdev->ref);
 
 	spin_lock(&sdp_dev_lock);

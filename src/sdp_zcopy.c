@@ -57,26 +57,6 @@
 #define SDP_ZC_ADVERT_MAX	(4 * HZ)
 /* A peer must answer SrcAvailCancel within this, or is aborted. */
 #define SDP_ZC_ANSWER_TIMEOUT	(10 * HZ)
-/*
- * The reader reads an advertisement in RDMA reads that each take about
- * this long, so that the sender sees progress (RdmaRdCompl) well within
- * SDP_ZC_STALL and a reader that was cancelled answers soon, however slow
- * the path (a lossy link pays an RC timeout per lost read response).
- * Reads are sized from the rate of the last one: at least
- * SDP_ZC_RD_MIN, at most SDP_ZC_MAX_BYTES, SDP_ZC_RD_FIRST to start.
- */
-#define SDP_ZC_RD_TARGET	(HZ / 10)
-#define SDP_ZC_RD_MIN		(64 * 1024)
-#define SDP_ZC_RD_FIRST		(256 * 1024)
-/*
- * Our own work requests: a LOCAL_INV completes or is flushed in bounded
- * time; an RDMA read still making progress (its retries start again with
- * every response) may take longer, and one whose peer stopped answering
- * fails when the RC retries run out, well within its bound.  A request
- * that does neither is the device's failure: the connection is aborted.
- */
-#define SDP_ZC_INV_TIMEOUT	(10 * HZ)
-#define SDP_ZC_READ_TIMEOUT	(20 * HZ)
 
 /*
  * Wake every waiter on the socket, interruptible or not: zero-copy waits
@@ -205,10 +185,7 @@ static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_sock *ssk = cq->cq_context;
 
-	/*
-	 * Only a failed REG_MR, or the LOCAL_INV before it, completes
-	 * (neither is signalled).
-	 */
+	/* Only a failed REG_MR completes (it is not signalled). */
 	spin_lock(&ssk->lock);
 	if (wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
@@ -306,23 +283,22 @@ static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * Sleep without lock_sock(), not interruptible, until @bit is set in
- * @word.  For work requests that the QP completes or flushes in bounded
- * time; one still not done after @timeout is aborted (which flushes it).
+ * ssk->flags.  For work requests that the QP completes or flushes in
+ * bounded time; a QP that does neither is aborted (which flushes it).
  */
-static void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word,
-			    unsigned long timeout)
+static void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	unsigned long end = jiffies + timeout;
+	unsigned long end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
 
 	release_sock(sk);
 	while (!wait_event_timeout(*sk_sleep(sk),
 				   test_bit(bit, word), HZ)) {
 		if (time_after(jiffies, end)) {
-			net_warn_ratelimited("zero-copy work request not completed in %lus; aborting\n",
-					     timeout / HZ);
+			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
+					     SDP_ZC_ANSWER_TIMEOUT / HZ);
 			sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ETIMEDOUT);
-			end = jiffies + timeout;
+			end = jiffies + SDP_ZC_ANSWER_TIMEOUT;
 		}
 	}
 	lock_sock(sk);
@@ -358,8 +334,7 @@ static void sdp_zc_invalidate(struct sock *sk)
 	err = ib_post_send(ssk->qp, &wr, NULL);
 	spin_unlock_bh(&ssk->lock);
 	if (!err)
-		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags,
-				SDP_ZC_INV_TIMEOUT);
+		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
 	if (err || test_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags)) {
 		ib_dereg_mr(ssk->zc_tx.mr);
 		ssk->zc_tx.mr = NULL;
@@ -540,15 +515,8 @@ static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 }
 
 /* Post the registration and queue the SrcAvail.  ssk->lock held. */
-static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len,
-			    u32 old_key)
+static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 {
-	/* Unsignalled: a failure completes on reg_cqe (aborts). */
-	struct ib_send_wr inv = {
-		.opcode = IB_WR_LOCAL_INV,
-		.wr_cqe = &ssk->zc_tx.reg_cqe,
-		.ex.invalidate_rkey = old_key,
-	};
 	struct ib_reg_wr reg = {
 		.wr = {
 			.opcode = IB_WR_REG_MR,
@@ -565,11 +533,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len,
 	lockdep_assert_held(&ssk->lock);
 	if (!sdp_tx_usable(ssk))
 		return -EPIPE;
-	/* @old_key is free: invalidated, or never registered (sdp_dev.c). */
-	if (ssk->sdev->reg_fence)
-		inv.next = &reg.wr;
-	err = ib_post_send(ssk->qp, ssk->sdev->reg_fence ? &inv : &reg.wr,
-			   NULL);
+	err = ib_post_send(ssk->qp, &reg.wr, NULL);
 	if (err)
 		return err;
 	b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
@@ -615,7 +579,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	unsigned long base;
 	struct ib_mr *mr;
 	size_t seg;
-	u32 len, acked, old_key;
+	u32 len, acked;
 	int n;
 
 	*err = 0;
@@ -639,13 +603,9 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	zp.dev = dev;
 	zp.nents = n;
 	/* A new key for every advertisement: an old one never matches. */
-	old_key = mr->rkey;
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	if (ib_map_mr_sg(mr, zp.sgt.sgl, n, NULL, PAGE_SIZE) != n) {
-		/* Not registered: the device still knows the old key. */
-		ib_update_fast_reg_key(mr, old_key & 0xff);
+	if (ib_map_mr_sg(mr, zp.sgt.sgl, n, NULL, PAGE_SIZE) != n)
 		goto fall_back_unpin;
-	}
 	/*
 	 * Advertise addresses that start at the offset in the first page:
 	 * the peer learns no kernel or bus address of ours.
@@ -653,7 +613,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	mr->iova = offset_in_page(mr->iova);
 
 	spin_lock_bh(&ssk->lock);
-	n = sdp_zc_advertise(ssk, mr, len, old_key);
+	n = sdp_zc_advertise(ssk, mr, len);
 	spin_unlock_bh(&ssk->lock);
 	if (n) {
 		sdp_zc_unpin(&zp);
@@ -712,25 +672,6 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 	set_bit(SDP_ZR_SENDSM_WANT, &ssk->zc_rx.flags);
 	sdp_rx_consumed(ssk, b);
 	sdp_tx_try_control(ssk);
-}
-
-/*
- * Size the next RDMA read from the last one, @len bytes in @took jiffies:
- * one that took longer than SDP_ZC_RD_TARGET shrinks the next to what
- * that rate reads in the target time; a full one that took less than
- * half of it doubles the next.  lock_sock() held.
- */
-static void sdp_zc_rx_pace(struct sdp_sock *ssk, size_t len,
-			   unsigned long took)
-{
-	u32 chunk = ssk->zc_rx.chunk;
-
-	if (took > SDP_ZC_RD_TARGET)
-		chunk = div64_ul((u64)len * SDP_ZC_RD_TARGET, took);
-	else if (took <= SDP_ZC_RD_TARGET / 2 && len >= chunk)
-		chunk *= 2;
-	ssk->zc_rx.chunk = clamp_t(u32, round_down(chunk, PAGE_SIZE),
-				   SDP_ZC_RD_MIN, SDP_ZC_MAX_BYTES);
 }
 
 /* The reader cannot take the advertisement @b: SendSM. */
@@ -832,7 +773,6 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	rkey = be32_to_cpu(sa->rkey);
 	vaddr = be64_to_cpu(sa->vaddr) + b->off;
 	len = min3(len, seg, (size_t)(b->len - b->off));
-	len = min_t(size_t, len, ssk->zc_rx.chunk);
 	spin_unlock_bh(&ssk->lock);
 
 	/* Not aborted: the connection (QP, CM id) is still there. */
@@ -868,13 +808,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		}
 	}
 	spin_unlock_bh(&ssk->lock);
-	if (!ret) {
-		unsigned long start = jiffies;
-
-		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->zc_rx.flags,
-				SDP_ZC_READ_TIMEOUT);
-		sdp_zc_rx_pace(ssk, len, jiffies - start);
-	}
+	if (!ret)
+		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
 	rdma_rw_ctx_destroy(&ctx, ssk->qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
 			    DMA_FROM_DEVICE);
 	sdp_zc_unpin(&zp);
@@ -1091,7 +1026,6 @@ void sdp_zc_init(struct sdp_sock *ssk)
 	ssk->zc_tx.reg_cqe.done = sdp_zc_reg_done;
 	ssk->zc_tx.inv_cqe.done = sdp_zc_inv_done;
 	ssk->zc_rx.rd_cqe.done = sdp_zc_rd_done;
-	ssk->zc_rx.chunk = SDP_ZC_RD_FIRST;
 }
 
 /* Connection teardown, the QP destroyed: the MR goes with its PD. */

@@ -740,14 +740,16 @@ static void test_wire_loss_5(void)
 	/*
 	 * 64 MiB buffered took 468 s at 5% (0.14 MB/s): see above.
 	 *
-	 * Zero-copy failed here until the reader sized its RDMA reads to
-	 * about 100 ms each (a 1 MiB read took about 27 s at this loss on
-	 * Soft-RoCE, past the reader's bound, and the sender, which cancels
-	 * an advertisement without progress after 0.5 s, got no answer in
-	 * its 10 s), and until each registration on Soft-RoCE waited behind
-	 * a LOCAL_INV (rxe ran a REG_MR queued behind a lost SEND twice,
-	 * which kills the QP).  Now a stalled advertisement gives way to the
-	 * buffered path.
+	 * This test fails today on the zero-copy transfer (README), for two
+	 * reasons: a 1 MiB RDMA Read takes about 27 s at 5% loss on
+	 * Soft-RoCE, past the reader's 10 s bound on it, while the sender,
+	 * which cancels an advertisement without progress after 0.5 s, gets
+	 * no answer in its 10 s; and rxe runs a REG_MR queued behind a lost
+	 * SEND a second time, which fails and kills the QP.  Reads sized to
+	 * about 100 ms and a LOCAL_INV before each registration made it pass
+	 * (runs zc2, wireD, 2026-12-02) but were withdrawn the same day: with
+	 * them the zcopy suite reset a connection once and hung once under
+	 * host load, which the module without them did not.
 	 */
 	impaired_transfer("loss 5%", 8 * MIB, 2 * MIB, MIB);
 }
