@@ -740,16 +740,13 @@ static void test_wire_loss_5(void)
 	/*
 	 * 64 MiB buffered took 468 s at 5% (0.14 MB/s): see above.
 	 *
-	 * This test fails today on the zero-copy transfer (README), for two
-	 * reasons: a 1 MiB RDMA Read takes about 27 s at 5% loss on
-	 * Soft-RoCE, past the reader's 10 s bound on it, while the sender,
-	 * which cancels an advertisement without progress after 0.5 s, gets
-	 * no answer in its 10 s; and rxe runs a REG_MR queued behind a lost
-	 * SEND a second time, which fails and kills the QP.  Reads sized to
-	 * about 100 ms and a LOCAL_INV before each registration made it pass
-	 * (runs zc2, wireD, 2026-12-02) but were withdrawn the same day: with
-	 * them the zcopy suite reset a connection once and hung once under
-	 * host load, which the module without them did not.
+	 * The zero-copy transfer can fail (README): Soft-RoCE runs a REG_MR
+	 * queued behind a lost SEND a second time when it retransmits, which
+	 * fails and kills the QP.  A LOCAL_INV before each registration
+	 * fixed that (2026-12-02) but was withdrawn the same day: with it
+	 * the zcopy suite reset a connection once and hung once under host
+	 * load.  Until the wire had TCP_NODELAY it also failed on time: a
+	 * 1 MiB RDMA Read took about 27 s, past the reader's 10 s bound.
 	 */
 	impaired_transfer("loss 5%", 8 * MIB, 2 * MIB, MIB);
 }
