@@ -483,7 +483,6 @@ bool sdp_abort_in_flight(const struct sdp_sock *ssk);
 void sdp_close_check_done(struct sdp_sock *ssk);
 void sdp_close_disconn_rcvd(struct sdp_sock *ssk);
 void sdp_close_disconn_done(struct sdp_sock *ssk);
-void sdp_close_disconn_flushed(struct sdp_sock *ssk);
 void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_shutdown(struct socket *sock, int how);
 int sdp_release(struct socket *sock);

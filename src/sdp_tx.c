@@ -443,8 +443,6 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 				     ib_wc_status_msg(wc->status));
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
 			    sdp_wc_errno(wc->status));
-	} else if (b->mid == SDP_MID_DISCONN) {
-		sdp_close_disconn_flushed(ssk);
 	}
 	/* A free control buffer may let a waiting DisConn go. */
 	sdp_tx_try_control(ssk);

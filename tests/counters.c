@@ -88,6 +88,69 @@ static void test_counters_transfer(void)
 }
 
 /*
+ * Orderly closes, many of them, each end closing first in turn: every
+ * one is two DisConns each way and no abort.  The second DisConn's
+ * acknowledgement races with the first closer's CM disconnect (the
+ * DREQ can overtake it, and the disconnect then flushes the DisConn's
+ * completion: Soft-RoCE on 6.12 did in about one close in 40), which
+ * must not count as, or report, a reset.
+ */
+static void test_counters_orderly_close_race(void)
+{
+	static const char *const moved[] = {
+		"ActiveOpens", "ActiveEstab", "PassiveOpens", "PassiveEstab",
+		"BcopyTxBytes", "BcopyTxMsgs", "BcopyRxBytes", "BcopyRxMsgs",
+		"DisConnTx", "DisConnRx", "CreditUpdatesTx", "CreditUpdatesRx",
+		"CreditStalls", "CurrEstab", "BusyPollHits", "BusyPollYields",
+		NULL
+	};
+	const int rounds = 120;
+	struct sockaddr_storage addr;
+	struct stats before, after;
+	int l, i, fd[2], first;
+	socklen_t len;
+	int err;
+	char ch;
+
+	wait_no_sockets();
+	stats_read(&before);
+	l = listener_pair(&addr, 4, &fd[0], &fd[1]);
+	for (i = 0; i < rounds; i++) {
+		if (i) {
+			fd[0] = net_connect(&addr, 0);
+			fd[1] = net_accept(l, WAIT_MS);
+		}
+		first = i & 1;	/* client first, then server first */
+		CHECK(write_all(fd[first], "x", 1) == 1 &&
+		      read_all(fd[!first], &ch, 1) == 1, "round %d: data", i);
+		CHECK_OK(shutdown(fd[first], SHUT_WR));
+		CHECK(wait_fd(fd[!first], POLLIN, WAIT_MS) > 0 &&
+		      read(fd[!first], &ch, 1) == 0, "round %d: no EOF: %s",
+		      i, strerror(errno));
+		CHECK_OK(close(fd[!first]));
+		CHECK(wait_fd(fd[first], POLLIN, WAIT_MS) > 0 &&
+		      read(fd[first], &ch, 1) == 0,
+		      "round %d: no EOF for the first closer: %s", i,
+		      strerror(errno));
+		len = sizeof(err);
+		CHECK_OK(getsockopt(fd[first], SOL_SOCKET, SO_ERROR, &err,
+				    &len));
+		CHECK(err == 0, "round %d: SO_ERROR %s", i, strerror(err));
+		CHECK_OK(close(fd[first]));
+	}
+	close(l);
+	wait_no_sockets();
+	stats_read(&after);
+	CHECK(DELTA("DisConnTx") == 2 * rounds && DELTA("DisConnRx") == 2 * rounds,
+	      "DisConn tx %lld rx %lld, want %d", DELTA("DisConnTx"),
+	      DELTA("DisConnRx"), 2 * rounds);
+	CHECK(DELTA("AbortOnCmDisconnect") == 0,
+	      "%lld of %d orderly closes counted as AbortOnCmDisconnect",
+	      DELTA("AbortOnCmDisconnect"), rounds);
+	check_unchanged(&before, &after, moved);
+}
+
+/*
  * Refused connections: to a port nobody listens on, and to a listener
  * whose backlog is full.
  */
@@ -377,6 +440,7 @@ static void test_memory_cgroup(void)
 
 static const struct tap_test tests[] = {
 	TAP_TEST(test_counters_transfer),
+	TAP_TEST(test_counters_orderly_close_race),
 	TAP_TEST(test_counters_refused),
 	TAP_TEST(test_counters_abort),
 	TAP_TEST(test_memory_limits),
