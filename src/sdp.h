@@ -151,6 +151,7 @@ enum {
 	SDP_ZT_INV_DONE,	/* LOCAL_INV completed */
 	SDP_ZT_INV_ERR,		/* ... but failed or was flushed */
 	SDP_ZT_RINV,		/* the peer invalidated our advertised key */
+	SDP_ZT_SQ_WAIT,		/* a registration waits for sdp_zc_sq_acked() */
 };
 
 /* struct sdp_zc_rx::flags (SDP_ZR_*): the peer's; sdp_sock::lock */
@@ -454,12 +455,15 @@ static inline void sdp_flags_clear_conn(struct sdp_sock *ssk)
  * @ref: held by sdp_dev_list and by every connection with a QP on the
  *	device; the last sdp_device_put() frees it
  * @removing: the device is going away; sdp_device_get() fails
+ * @reg_acked: register memory only on a send queue with nothing
+ *	unacknowledged (Soft-RoCE, sdp_add_one())
  */
 struct sdp_device {
 	struct ib_device *ibdev;
 	struct list_head list;
 	struct kref ref;
 	bool removing;
+	bool reg_acked;
 	atomic_t *vec_use;	/* CQs on each completion vector */
 };
 
@@ -615,6 +619,7 @@ void sdp_zc_tx_control(struct sdp_sock *ssk);
 void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc);
 void sdp_zc_conn_free(struct sdp_sock *ssk);
 void sdp_zc_wake(struct sdp_sock *ssk);
+void sdp_zc_sq_progress(struct sdp_sock *ssk);
 int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 		    const u32 *inv);
 

@@ -136,6 +136,17 @@ static int sdp_add_one(struct ib_device *ibdev)
 	}
 
 	sdev->ibdev = ibdev;
+	/*
+	 * Soft-RoCE retransmits by running its send queue again from the
+	 * oldest unacknowledged request, and runs local operations found
+	 * there again too: a REG_MR queued behind a SEND whose packet was
+	 * lost is executed a second time, fails (the MR is valid already:
+	 * "rxe_reg_fast_mr: mr->lkey ... not free") and kills the QP.
+	 * Zero-copy registers only once everything before is acknowledged
+	 * (sdp_zc_sq_acked()); REG_MR is then at the head of the queue, and
+	 * rxe retires it before any retransmission of what follows.
+	 */
+	sdev->reg_acked = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 	kref_init(&sdev->ref);
 
 	spin_lock(&sdp_dev_lock);

@@ -109,6 +109,7 @@ static void sdp_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 				 SDP_ABORT_REASON_CQ_ERROR,
 			    sdp_wc_errno(wc->status));
 	}
+	sdp_zc_sq_progress(ssk);
 	spin_unlock(&ssk->lock);
 }
 

@@ -423,6 +423,7 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (sdp_tx_idle(ssk))
 		sdp_close_check_done(ssk);
+	sdp_zc_sq_progress(ssk);
 	spin_unlock(&ssk->lock);
 	sk->sk_write_space(sk);
 }
@@ -448,6 +449,7 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_tx_try_control(ssk);
 	if (sdp_tx_idle(ssk))
 		sdp_close_check_done(ssk);
+	sdp_zc_sq_progress(ssk);
 	/* Our AbortConn is delivered (or failed): disconnect now. */
 	if (test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
 	    !sdp_abort_in_flight(ssk))

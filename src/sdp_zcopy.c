@@ -9,7 +9,9 @@
  * user segment holds at least zc_thresh bytes pins up to
  * SDP_ZC_MAX_BYTES of it (charged to RLIMIT_MEMLOCK unless
  * CAP_IPC_LOCK), maps them into the connection's registration MR with a
- * fresh key for remote read of exactly those bytes (IB_WR_REG_MR), and
+ * fresh key for remote read of exactly those bytes (IB_WR_REG_MR; on
+ * Soft-RoCE only once the send queue is acknowledged,
+ * sdp_zc_post_advert()), and
  * queues a SrcAvail in the send ring behind any buffered data, so stream
  * order holds.  It then sleeps until RdmaRdCompls add up to the length,
  * or a SendSM ends the advertisement (the rest goes buffered), or the
@@ -277,6 +279,7 @@ static void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 	else if (!test_bit(SDP_F_ABORT, &ssk->flags))
 		sdp_zc_rd_report(ssk);
 	set_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
+	sdp_zc_sq_progress(ssk);
 	spin_unlock(&ssk->lock);
 	sdp_zc_wake(ssk);
 }
@@ -514,6 +517,37 @@ static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 	}
 }
 
+/*
+ * Is everything we posted acknowledged (sdp_device::reg_acked)?  Data and
+ * control sends completed, no RDMA read of ours and no probe in flight.
+ * A LOCAL_INV of ours is waited for where it is posted, and an earlier
+ * REG_MR is retired before the SrcAvail behind it completes.
+ * ssk->lock held.
+ */
+static bool sdp_zc_sq_acked(const struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return ssk->tx_tail == ssk->tx_post &&
+	       ssk->ctrl_tail == ssk->ctrl_head &&
+	       (!test_bit(SDP_ZR_READING, &ssk->zc_rx.flags) ||
+		test_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags)) &&
+	       !ssk->ka.busy;
+}
+
+/*
+ * A send-queue completion: wake a registration that waits for the queue
+ * to be acknowledged (sdp_zc_post_advert()).  ssk->lock held.
+ */
+void sdp_zc_sq_progress(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (test_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags) &&
+	    sdp_zc_sq_acked(ssk)) {
+		clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		sdp_zc_wake(ssk);
+	}
+}
+
 /* Post the registration and queue the SrcAvail.  ssk->lock held. */
 static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 {
@@ -555,6 +589,46 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	SDP_SK_INC(ssk, SRCAVAIL_TX);
 	sdp_tx_try_control(ssk);
 	return 0;
+}
+
+/*
+ * Advertise, on Soft-RoCE (sdp_device::reg_acked) once the send queue is
+ * acknowledged: wait for that up to SDP_ZC_STALL (the time counts against
+ * SO_SNDTIMEO).  Returns sdp_zc_advertise()'s result, or -EBUSY when the
+ * queue stayed busy or a signal came: the caller sends buffered instead.
+ */
+static int sdp_zc_post_advert(struct sock *sk, struct ib_mr *mr, u32 len,
+			      long *timeo)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	long left = min_t(long, *timeo, SDP_ZC_STALL), start = left;
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	int err;
+
+	for (;;) {
+		spin_lock_bh(&ssk->lock);
+		if (!ssk->sdev->reg_acked || !sdp_tx_usable(ssk) ||
+		    sdp_zc_sq_acked(ssk)) {
+			clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+			err = sdp_zc_advertise(ssk, mr, len);
+			spin_unlock_bh(&ssk->lock);
+			break;
+		}
+		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		spin_unlock_bh(&ssk->lock);
+		if (!left || signal_pending(current)) {
+			err = -EBUSY;
+			break;
+		}
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, &left,
+			      !test_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags) ||
+			      READ_ONCE(sk->sk_err), &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	}
+	if (*timeo != MAX_SCHEDULE_TIMEOUT)
+		*timeo -= start - left;
+	return err;
 }
 
 /**
@@ -612,9 +686,9 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	 */
 	mr->iova = offset_in_page(mr->iova);
 
-	spin_lock_bh(&ssk->lock);
-	n = sdp_zc_advertise(ssk, mr, len);
-	spin_unlock_bh(&ssk->lock);
+	n = sdp_zc_post_advert(sk, mr, len, timeo);
+	if (n == -EBUSY)
+		goto fall_back_unpin;
 	if (n) {
 		sdp_zc_unpin(&zp);
 		*err = -EPIPE;

@@ -62,7 +62,8 @@
  * @sdpi_cancel_tx: SrcAvailCancel sent
  * @sdpi_cancel_rx: SrcAvailCancel received
  * @sdpi_zcopy_fallbacks: zero-copy sends that went buffered instead
- *	because the pages could not be pinned (RLIMIT_MEMLOCK, bad memory)
+ *	because the pages could not be pinned (RLIMIT_MEMLOCK, bad memory),
+ *	or on Soft-RoCE the send queue stayed unacknowledged for 0.5 s
  * @sdpi_rinv_tx: RdmaRdCompls sent with Invalidate of the peer's key
  *	(the peer then needs no invalidation of its own)
  * @sdpi_rinv_rx: our advertisements whose key the peer's last
