@@ -9,8 +9,9 @@
  *
  * idle: a child accepts CONNS connections and keeps them; the parent
  * opens them, passes one byte each way on each, and measures how much
- * MemAvailable (/proc/meminfo) fell from before the first to after the
- * last, both ends being in this machine.  Prints: KiB per connection
+ * MemAvailable (/proc/meminfo) fell from before the first to 2 s after
+ * the last (idle by then: net.sdp.tx_idle_ms is 1 s by default), both
+ * ends being in this machine.  Prints: KiB per connection
  * (both ends), KiB per end.
  *
  * rate: CONNS times, one after the other, connect, accept and close both
@@ -177,7 +178,8 @@ static int idle(enum kind k, struct sockaddr_in *sin, int n)
 	}
 	if (read(ready[0], &c, 1) != 1)
 		die("pipe");
-	sleep(1);		/* let deferred work settle */
+	/* Deferred work settles; idle send rings go (net.sdp.tx_idle_ms). */
+	sleep(2);
 	after = mem_available();
 	if (write(done[1], "d", 1) != 1)
 		die("pipe");

@@ -317,9 +317,14 @@ struct sdp_ka {
  * @urg_ahead: unread bytes before the urgent mark; under @lock
  * @urg_state: SDP_URG_*; under @lock, read locklessly by poll()
  * @urg_byte: the urgent byte (SDP_URG_VALID); under @lock
- * @tx_ring: @tx_count send buffer descriptors for data
- * @tx_alloc: buffers allocated in @tx_ring: 0 until the first send,
- *	then @tx_count; under lock_sock()
+ * @tx_ring: @tx_slots send buffer descriptors for data
+ * @tx_slots: descriptors in @tx_ring (the ring size asked for)
+ * @tx_count: ring size in use, @tx_slots or fewer under memory
+ *	pressure; changes only while the ring is empty
+ * @tx_alloc: buffers allocated in @tx_ring: 0 until a send needs them,
+ *	then @tx_count, 0 again after net.sdp.tx_idle_ms without a send
+ *	(sdp_tx_ring_idle()); under lock_sock()
+ * @tx_last: jiffies of the last sendmsg() that had the buffers
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted
  * @tx_tail: data slots whose send completed
@@ -385,8 +390,10 @@ struct sdp_sock {
 	u8 urg_byte;
 
 	struct sdp_buf *tx_ring;
+	unsigned int tx_slots;
 	unsigned int tx_count;
 	unsigned int tx_alloc;
+	unsigned long tx_last;
 	unsigned int tx_head;
 	unsigned int tx_post;
 	unsigned int tx_tail;
@@ -481,6 +488,7 @@ void sdp_set_state(struct sock *sk, int state);
 
 /* sdp_close.c: the close and abort state machine */
 void sdp_queue_work(struct sdp_sock *ssk);
+void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay);
 void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 bool sdp_abort_in_flight(const struct sdp_sock *ssk);
@@ -555,6 +563,9 @@ struct sdp_buf *sdp_ring_alloc(unsigned int n,
 int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 		  unsigned int from, unsigned int to, size_t size,
 		  enum dma_data_direction dir);
+void sdp_ring_drain(struct ib_device *dev, struct sdp_buf *ring,
+		    unsigned int from, unsigned int to, size_t size,
+		    enum dma_data_direction dir);
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 		   unsigned int n, size_t size, enum dma_data_direction dir);
 int sdp_cq_create(struct sdp_sock *ssk, int ncqe);
@@ -574,6 +585,7 @@ static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
 
 int sdp_tx_ring_alloc(struct sdp_sock *ssk);
 int sdp_tx_ring_ready(struct sdp_sock *ssk);
+unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
 void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n);

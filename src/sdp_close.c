@@ -68,7 +68,7 @@ void sdp_queue_work(struct sdp_sock *ssk)
 }
 
 /* Run sdp_work() after @delay, unless it is queued already. */
-static void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
+void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
 {
 	sock_hold(&ssk->sk);
 	if (!queue_delayed_work(sdp_wq, &ssk->work, delay))
@@ -427,6 +427,7 @@ void sdp_work(struct work_struct *work)
 	struct rdma_cm_id *id = NULL;
 	struct sock *parent = NULL;
 	bool disconnect, destroy, qp, held;
+	unsigned long again = 0;
 
 	lock_sock(sk);
 	/*
@@ -469,6 +470,10 @@ void sdp_work(struct work_struct *work)
 		rdma_disconnect(ssk->id);
 	if (destroy)
 		id = sdp_conn_detach(ssk);
+	else if (qp)
+		again = sdp_tx_ring_idle(ssk);
+	if (again)
+		sdp_queue_work_delayed(ssk, again);
 	release_sock(sk);
 
 	if (id) {

@@ -87,28 +87,33 @@ int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 	}
 	return 0;
 err:
-	while (i-- > from) {
+	sdp_ring_drain(dev, ring, from, i, size, dir);
+	return -ENOMEM;
+}
+
+/* Unmap and free the buffers @from .. @to - 1 of @ring that have one. */
+void sdp_ring_drain(struct ib_device *dev, struct sdp_buf *ring,
+		    unsigned int from, unsigned int to, size_t size,
+		    enum dma_data_direction dir)
+{
+	unsigned int i;
+
+	for (i = from; i < to; i++) {
+		if (!ring[i].data)
+			continue;
 		ib_dma_unmap_single(dev, ring[i].dma, size, dir);
 		kfree(ring[i].data);
 		ring[i].data = NULL;
 	}
-	return -ENOMEM;
 }
 
 /* Unmap and free every buffer of @ring that has one, and the ring. */
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 		   unsigned int n, size_t size, enum dma_data_direction dir)
 {
-	unsigned int i;
-
 	if (!ring)
 		return;
-	for (i = 0; i < n; i++) {
-		if (!ring[i].data)
-			continue;
-		ib_dma_unmap_single(dev, ring[i].dma, size, dir);
-		kfree(ring[i].data);
-	}
+	sdp_ring_drain(dev, ring, 0, n, size, dir);
 	kfree(ring);
 }
 

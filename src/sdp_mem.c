@@ -6,15 +6,16 @@
  * Copyright (C) 2026 The SDP for Linux authors
  *
  * Most of a connection's memory is its message buffers, 32 KiB each
- * (SDP_BUF_SIZE): by default 16 to receive and 16 to send, held for the
- * connection's lifetime.  A local user or a peer must not be able to make
- * the kernel hold them without bound, so they are
+ * (SDP_BUF_SIZE): by default 16 to receive and 16 to send.  A local user
+ * or a peer must not be able to make the kernel hold them without bound,
+ * so they are
  *
  *  - allocated when needed: a passive connection posts SDP_HALF_OPEN_BUFS
  *    receive buffers when it accepts the request and the rest once the
  *    peer has completed the handshake (sdp_rx_grow(), announced to the
  *    peer with a credit update); the send buffers come with the first
- *    send (sdp_tx_ring_ready());
+ *    send (sdp_tx_ring_ready()) and go after net.sdp.tx_idle_ms without
+ *    one (sdp_tx_ring_idle());
  *  - charged to the socket's memory cgroup: allocated with __GFP_ACCOUNT
  *    while the socket's memcg is the active one (the CM handler runs in a
  *    kernel thread, and a socket may be used by another process than the

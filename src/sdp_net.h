@@ -32,6 +32,7 @@ struct sdp_mib;
  * @zcopy_thresh: net.sdp.zcopy_thresh, bytes (0: no zero-copy)
  * @mem: net.sdp.mem, pages: min, pressure, max (sdp_mem.c)
  * @max_half_open: net.sdp.max_half_open
+ * @tx_idle_ms: net.sdp.tx_idle_ms (0: send buffers kept)
  * @mem_pages: pages of connection buffers held in the namespace
  * @half_open: passive connections not yet established
  * @mem_pressure: under memory pressure (between @mem[1] and @mem[0])
@@ -49,6 +50,7 @@ struct sdp_net {
 	int zcopy_thresh;
 	unsigned long mem[3];
 	int max_half_open;
+	int tx_idle_ms;
 	atomic_long_t mem_pages;
 	atomic_t half_open;
 	bool mem_pressure;
@@ -73,6 +75,12 @@ static inline unsigned int sdp_sysctl_recv_poll(const struct net *net)
 static inline unsigned long sdp_sysctl_fin_timeout(const struct net *net)
 {
 	return READ_ONCE(sdp_net(net)->fin_timeout) * HZ;
+}
+
+/* net.sdp.tx_idle_ms in jiffies, 0 for never. */
+static inline unsigned long sdp_sysctl_tx_idle(const struct net *net)
+{
+	return msecs_to_jiffies(READ_ONCE(sdp_net(net)->tx_idle_ms));
 }
 
 static inline int sdp_sysctl_resolve_timeout_ms(const struct net *net)

@@ -50,7 +50,8 @@ int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->sdev->ibdev;
 
-	ssk->tx_ring = sdp_ring_alloc(ssk->tx_count, sdp_tx_done);
+	ssk->tx_slots = ssk->tx_count;
+	ssk->tx_ring = sdp_ring_alloc(ssk->tx_slots, sdp_tx_done);
 	ssk->ctrl_ring = sdp_ring_alloc(SDP_CTRL_BUFS, sdp_ctrl_done);
 	if (!ssk->tx_ring || !ssk->ctrl_ring ||
 	    sdp_ring_fill(dev, ssk->ctrl_ring, 0, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
@@ -63,10 +64,11 @@ int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 }
 
 /*
- * Give the data ring its buffers before the first send: tx_count of
- * them, or SDP_MIN_BUFS under memory pressure.  An established
- * connection keeps working above net.sdp.mem's limit (the charge is
- * forced); only new connections are refused.  lock_sock() held.
+ * Give the data ring its buffers before a send, the first or the first
+ * after sdp_tx_ring_idle() took them: tx_slots of them, or SDP_MIN_BUFS
+ * under memory pressure.  An established connection keeps working above
+ * net.sdp.mem's limit (the charge is forced); only new connections are
+ * refused.  lock_sock() held.
  */
 int sdp_tx_ring_ready(struct sdp_sock *ssk)
 {
@@ -76,9 +78,11 @@ int sdp_tx_ring_ready(struct sdp_sock *ssk)
 	int err;
 
 	sock_owned_by_me(sk);
-	if (ssk->tx_alloc || !test_bit(SDP_F_QP, &ssk->flags))
+	if (ssk->tx_alloc || !test_bit(SDP_F_QP, &ssk->flags)) {
+		WRITE_ONCE(ssk->tx_last, jiffies);
 		return 0;	/* ready, or no connection (the caller sees) */
-	n = ssk->tx_count;
+	}
+	n = ssk->tx_slots;
 	if (sdp_mem_under_pressure(sock_net(sk)))
 		n = min_t(unsigned int, n, SDP_MIN_BUFS);
 	old = sdp_memcg_enter(sk);
@@ -89,9 +93,58 @@ int sdp_tx_ring_ready(struct sdp_sock *ssk)
 		return err;
 	sdp_mem_charge(ssk, n, true);
 	spin_lock_bh(&ssk->lock);
-	ssk->tx_count = n;
+	ssk->tx_count = n;	/* the ring is empty: no slot moves */
 	ssk->tx_alloc = n;
 	spin_unlock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->tx_last, jiffies);
+	if (sdp_sysctl_tx_idle(sock_net(sk)))
+		sdp_queue_work_delayed(ssk, sdp_sysctl_tx_idle(sock_net(sk)));
+	return 0;
+}
+
+/**
+ * sdp_tx_ring_idle() - give the send buffers back after a quiet time
+ * @ssk: the socket, lock_sock() held (sdp_work())
+ *
+ * After net.sdp.tx_idle_ms without a send, an empty data ring (nothing
+ * committed, posted or being filled, no advertisement of ours) frees its
+ * buffers: an idle connection keeps only its receive buffers and the
+ * small control ring.  The next send allocates them again.  Nothing
+ * changes on the wire: send buffers are not announced to the peer.  A
+ * sendmsg() in progress (tx_mutex held, maybe waiting without
+ * lock_sock()) keeps them.
+ *
+ * Return: how long until it should look again, or 0 for not until the
+ * next allocation.
+ */
+unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk)
+{
+	unsigned long idle = sdp_sysctl_tx_idle(sock_net(&ssk->sk));
+	unsigned long due;
+	unsigned int n = 0;
+
+	sock_owned_by_me(&ssk->sk);
+	if (!ssk->tx_alloc || !idle)
+		return 0;
+	due = READ_ONCE(ssk->tx_last) + idle;
+	if (time_before(jiffies, due))
+		return due - jiffies;
+	if (!mutex_trylock(&ssk->tx_mutex))
+		return idle;
+	spin_lock_bh(&ssk->lock);
+	if (ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
+	    !ssk->zc_tx.len) {
+		n = ssk->tx_alloc;
+		ssk->tx_alloc = 0;
+	}
+	spin_unlock_bh(&ssk->lock);
+	mutex_unlock(&ssk->tx_mutex);
+	if (!n)
+		return idle;	/* data in flight: not idle */
+	sdp_ring_drain(ssk->sdev->ibdev, ssk->tx_ring, 0, n, SDP_BUF_SIZE,
+		       DMA_TO_DEVICE);
+	sdp_mem_uncharge(ssk, n);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_TX_RING_RELEASES);
 	return 0;
 }
 

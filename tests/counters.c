@@ -272,6 +272,19 @@ static void test_counters_abort(void)
 #define BUF_PAGES	(32 * 1024 / 4096)
 
 #define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
+#define TX_IDLE_SYSCTL	"/proc/sys/net/sdp/tx_idle_ms"
+
+/*
+ * Keep send buffers however long a connection is quiet (net.sdp.tx_idle_ms
+ * 0), for tests that count them; @old gets the value to restore.
+ */
+static void tx_idle_keep(char *old, size_t len)
+{
+	CHECK(read_file(TX_IDLE_SYSCTL, old, len) == 0, "no %s",
+	      TX_IDLE_SYSCTL);
+	CHECK(write_file(TX_IDLE_SYSCTL, "0") == 0, "write %s",
+	      TX_IDLE_SYSCTL);
+}
 
 /* MemPages must be @base + @want now. */
 #define CHECK_MEM(base, want, what)					\
@@ -302,19 +315,21 @@ static void ping_both(int a, int b)
  * (MemRefused) while the established pair keeps working; under pressure
  * (usage above the middle value, until below the first) a new pair gets
  * 4 buffers each way (MemPressureConns +1 per end).  Closed, all of it is
- * given back.
+ * given back.  Send buffers are kept while it counts (net.sdp.tx_idle_ms
+ * 0; test_memory_tx_release() tests their release).
  */
 static void test_memory_limits(void)
 {
 	struct sockaddr_storage addr;
 	long long base, refused, small, m;
 	int c, s, l, c2, c3, s3;
-	char val[128];
+	char val[128], idle[32];
 
 	if (!test_is_sdp())
 		tap_skip("SDP's own accounting");
 	if (sysconf(_SC_PAGESIZE) != 4096)
 		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	tx_idle_keep(idle, sizeof(idle));
 	base = sdp_stat("MemPages");
 	CHECK(base >= 0, "no MemPages counter");
 	l = listener_pair(&addr, 4, &c, &s);
@@ -355,6 +370,83 @@ static void test_memory_limits(void)
 	close(c3);
 	close(s3);
 	close(l);
+	CHECK(write_file(TX_IDLE_SYSCTL, idle) == 0, "write %s", TX_IDLE_SYSCTL);
+	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
+}
+
+struct mem_at {
+	long long pages;
+	long long releases;
+};
+
+static bool mem_pages_at(void *arg)
+{
+	const struct mem_at *m = arg;
+
+	return sdp_stat("MemPages") == m->pages &&
+	       sdp_stat("TxRingReleases") >= m->releases;
+}
+
+/*
+ * An idle connection gives its send buffers back: net.sdp.tx_idle_ms
+ * (here 200 ms) after its last send, each end of a pair that has sent
+ * holds only its receive ring again (TxRingReleases +1 per end).  The
+ * next send gets them back and data flows as before, also through a
+ * ring that was released mid-stream; with tx_idle_ms 0 they are kept.
+ */
+static void test_memory_tx_release(void)
+{
+	const size_t n = 1 << 20;
+	struct mem_at want;
+	long long base, rel;
+	pid_t sender;
+	int c, s, l;
+	char old[32] = "1000";
+	struct sockaddr_storage addr;
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own buffers");
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	CHECK(read_file(TX_IDLE_SYSCTL, old, sizeof(old)) == 0,
+	      "no %s", TX_IDLE_SYSCTL);
+	CHECK(write_file(TX_IDLE_SYSCTL, "200") == 0, "write %s",
+	      TX_IDLE_SYSCTL);
+	base = sdp_stat("MemPages");
+	rel = sdp_stat("TxRingReleases");
+	l = listener_pair(&addr, 4, &c, &s);
+	ping_both(c, s);
+	want.pages = base + 2 * 16 * BUF_PAGES;
+	want.releases = rel + 2;
+	CHECK(wait_until(mem_pages_at, &want, WAIT_MS),
+	      "MemPages +%lld, TxRingReleases +%lld %d ms after the last send, expected +%d and +2",
+	      sdp_stat("MemPages") - base, sdp_stat("TxRingReleases") - rel,
+	      WAIT_MS, 2 * 16 * BUF_PAGES);
+
+	/* Back in use: the rings come again, the data is intact. */
+	sender = send_bytes_async(c, n);
+	recv_bytes(s, n);
+	wait_child_ok(sender);
+	ping_both(s, c);
+	want.releases = rel + 4;
+	CHECK(wait_until(mem_pages_at, &want, WAIT_MS),
+	      "MemPages +%lld, TxRingReleases +%lld after the second quiet time",
+	      sdp_stat("MemPages") - base, sdp_stat("TxRingReleases") - rel);
+
+	/* tx_idle_ms 0: kept. */
+	CHECK(write_file(TX_IDLE_SYSCTL, "0") == 0, "write %s", TX_IDLE_SYSCTL);
+	ping_both(c, s);
+	CHECK_MEM(base, 4 * 16 * BUF_PAGES, "for a pair that has sent");
+	usleep(500 * 1000);
+	CHECK_MEM(base, 4 * 16 * BUF_PAGES, "with tx_idle_ms 0, 500 ms later");
+	CHECK(sdp_stat("TxRingReleases") == rel + 4, "released with tx_idle_ms 0");
+
+	close(c);
+	close(s);
+	close(l);
+	CHECK(write_file(TX_IDLE_SYSCTL, old) == 0, "write %s", TX_IDLE_SYSCTL);
 	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
 	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
 	      base);
@@ -387,11 +479,12 @@ static bool cg_back(void *arg)
  * the kernel allocates them in the CM's thread, and for an accepted
  * socket, whose cgroup is its listener's): four pairs made and used in
  * a cgroup raise its memory.current by at least 3/4 of their 8 x 32
- * buffers of 32 KiB, and closing them gives it back.
+ * buffers of 32 KiB (kept: net.sdp.tx_idle_ms 0), and closing them gives
+ * it back.
  */
 static void test_memory_cgroup(void)
 {
-	char cg[64], path[128], pid[16], ctl[256];
+	char cg[64], path[128], pid[16], ctl[256], idle[32];
 	struct sockaddr_storage addr;
 	struct cg_back back;
 	int c[4], s[4], l, i;
@@ -412,6 +505,7 @@ static void test_memory_cgroup(void)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	CHECK(write_file(path, pid) == 0, "join %s: %s", cg, strerror(errno));
 
+	tx_idle_keep(idle, sizeof(idle));
 	back.cg = cg;
 	back.base = cg_current(cg);
 	CHECK(back.base >= 0, "no memory.current in %s", cg);
@@ -431,6 +525,7 @@ static void test_memory_cgroup(void)
 		close(s[i]);
 	}
 	close(l);
+	CHECK(write_file(TX_IDLE_SYSCTL, idle) == 0, "write %s", TX_IDLE_SYSCTL);
 	CHECK(wait_until(cg_back, &back, WAIT_MS),
 	      "memory.current still +%lld kB after the close",
 	      (cg_current(cg) - back.base) / 1024);
@@ -444,6 +539,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_counters_refused),
 	TAP_TEST(test_counters_abort),
 	TAP_TEST(test_memory_limits),
+	TAP_TEST(test_memory_tx_release),
 	TAP_TEST(test_memory_cgroup),
 };
 
