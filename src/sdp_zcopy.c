@@ -565,7 +565,13 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	int err;
 
 	lockdep_assert_held(&ssk->lock);
-	if (!sdp_tx_usable(ssk))
+	/*
+	 * Nothing may follow our DisConn: a shutdown() or close() in
+	 * another thread may have queued it while this send waited.
+	 */
+	if (!sdp_tx_usable(ssk) || ssk->sk.sk_err ||
+	    (ssk->sk.sk_shutdown & SEND_SHUTDOWN) ||
+	    test_bit(SDP_F_DISCONN_WANT, &ssk->flags))
 		return -EPIPE;
 	err = ib_post_send(ssk->qp, &reg.wr, NULL);
 	if (err)
@@ -608,6 +614,7 @@ static int sdp_zc_post_advert(struct sock *sk, struct ib_mr *mr, u32 len,
 	for (;;) {
 		spin_lock_bh(&ssk->lock);
 		if (!ssk->sdev->reg_acked || !sdp_tx_usable(ssk) ||
+		    (sk->sk_shutdown & SEND_SHUTDOWN) ||
 		    sdp_zc_sq_acked(ssk)) {
 			clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
 			err = sdp_zc_advertise(ssk, mr, len);
@@ -623,7 +630,9 @@ static int sdp_zc_post_advert(struct sock *sk, struct ib_mr *mr, u32 len,
 		add_wait_queue(sk_sleep(sk), &wait);
 		sk_wait_event(sk, &left,
 			      !test_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags) ||
-			      READ_ONCE(sk->sk_err), &wait);
+			      READ_ONCE(sk->sk_err) ||
+			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN),
+			      &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
 	}
 	if (*timeo != MAX_SCHEDULE_TIMEOUT)
