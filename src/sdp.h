@@ -116,6 +116,9 @@ enum {
 	SDP_F_NAGLE,		/* a small write waits in the slot being
 				 * filled for the data in flight (Nagle)
 				 */
+	SDP_F_RX_GROW,		/* the peer runs short of credits: post
+				 * the rest of the receive ring (sdp_work())
+				 */
 	SDP_F_TX_FILLING,	/* sendmsg() is copying into slot tx_head
 				 * without the lock: only it may commit it
 				 */
@@ -307,8 +310,12 @@ struct sdp_ka {
  * @iop: softirq polling of @cq
  * @qp: the RC queue pair (owned by @id)
  * @rx_ring: @rx_count receive buffer descriptors
+ * @rx_count: receive ring size; only comes down, to @rx_alloc, when it
+ *	cannot grow (sdp_rx_grow()); written under @lock and lock_sock()
  * @rx_alloc: ... of which the first @rx_alloc have a buffer (and are
- *	posted or hold data); under lock_sock()
+ *	posted or hold data): SDP_HALF_OPEN_BUFS, all once the peer sent
+ *	faster than they came back (sdp_rx_grow_due()); written under
+ *	@lock and lock_sock()
  * @rx_queue: received buffers with unread payload, in order
  * @rx_posted: receive buffers posted and not yet completed
  * @rx_mseq_last: mseq of the last message received
@@ -608,7 +615,7 @@ bool sdp_tx_idle(const struct sdp_sock *ssk);
 int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n);
 void sdp_rx_ring_free(struct sdp_sock *ssk);
 int sdp_rx_post_all(struct sdp_sock *ssk);
-void sdp_rx_grow(struct sdp_sock *ssk);
+void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to);
 int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags);
 void sdp_rx_purge(struct sdp_sock *ssk);

@@ -468,10 +468,15 @@ void sdp_work(struct work_struct *work)
 
 	if (disconnect)
 		rdma_disconnect(ssk->id);
-	if (destroy)
+	if (destroy) {
 		id = sdp_conn_detach(ssk);
-	else if (qp)
+	} else if (qp) {
 		again = sdp_tx_ring_idle(ssk);
+		/* Before the RTU, sdp_cm_child_established() grows it. */
+		if (test_bit(SDP_F_ESTABLISHED, &ssk->flags) &&
+		    test_and_clear_bit(SDP_F_RX_GROW, &ssk->flags))
+			sdp_rx_grow(ssk, ssk->rx_count);
+	}
 	if (again)
 		sdp_queue_work_delayed(ssk, again);
 	release_sock(sk);

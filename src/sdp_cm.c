@@ -433,7 +433,7 @@ static void sdp_cm_rejected(struct sdp_sock *ssk, struct sock **parent)
 	sdp_connect_failed(ssk, -ECONNREFUSED);
 }
 
-/* Passive: the peer's RTU came.  Grow the ring, hand it to accept(). */
+/* Passive: the peer's RTU came.  Hand it to accept(). */
 static void sdp_cm_child_established(struct sdp_sock *ssk)
 {
 	spin_lock_bh(&ssk->lock);
@@ -441,7 +441,10 @@ static void sdp_cm_child_established(struct sdp_sock *ssk)
 	sdp_set_state(&ssk->sk, TCP_ESTABLISHED);
 	spin_unlock_bh(&ssk->lock);
 	sdp_half_open_done(ssk);
-	sdp_rx_grow(ssk);
+	/* Early data may have asked for all of it before the RTU. */
+	sdp_rx_grow(ssk, test_and_clear_bit(SDP_F_RX_GROW, &ssk->flags) ?
+			 ssk->rx_count :
+			 sdp_sysctl_rx_init_bufs(sock_net(&ssk->sk)));
 	if (ssk->parent)
 		sdp_child_established(ssk);
 }

@@ -137,9 +137,14 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	ssk->tx_count = sdp_bufs(sk->sk_sndbuf,
 				 sk->sk_userlocks & SOCK_SNDBUF_LOCK);
 	sdp_mem_ring_bufs(sk, &ssk->rx_count, &ssk->tx_count);
-	/* Half open, a passive connection holds only a few (sdp_mem.c). */
-	nrx = passive ? min_t(unsigned int, ssk->rx_count, SDP_HALF_OPEN_BUFS) :
-			ssk->rx_count;
+	/*
+	 * The active side posts net.sdp.rx_init_bufs receive buffers, a
+	 * passive one SDP_HALF_OPEN_BUFS until the handshake completes
+	 * (sdp_mem.c); both post the rest of the ring once the peer sends
+	 * faster than they come back (sdp_rx_grow_due()).
+	 */
+	nrx = min(ssk->rx_count, passive ? SDP_HALF_OPEN_BUFS :
+			sdp_sysctl_rx_init_bufs(sock_net(sk)));
 	err = sdp_mem_charge(ssk, nrx, false);
 	if (err)
 		goto err;

@@ -10,10 +10,11 @@
  * or a peer must not be able to make the kernel hold them without bound,
  * so they are
  *
- *  - allocated when needed: a passive connection posts SDP_HALF_OPEN_BUFS
- *    receive buffers when it accepts the request and the rest once the
- *    peer has completed the handshake (sdp_rx_grow(), announced to the
- *    peer with a credit update); the send buffers come with the first
+ *  - allocated when needed: a connection posts net.sdp.rx_init_bufs
+ *    receive buffers (a passive one SDP_HALF_OPEN_BUFS while half open)
+ *    and the rest of its ring once the peer runs short of credits
+ *    (sdp_rx_grow(), announced to the peer with a credit update); the
+ *    send buffers come with the first
  *    send (sdp_tx_ring_ready()) and go after net.sdp.tx_idle_ms without
  *    one (sdp_tx_ring_idle());
  *  - charged to the socket's memory cgroup: allocated with __GFP_ACCOUNT

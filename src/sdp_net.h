@@ -32,6 +32,7 @@ struct sdp_mib;
  * @zcopy_thresh: net.sdp.zcopy_thresh, bytes (0: no zero-copy)
  * @mem: net.sdp.mem, pages: min, pressure, max (sdp_mem.c)
  * @max_half_open: net.sdp.max_half_open
+ * @rx_init_bufs: net.sdp.rx_init_bufs
  * @tx_idle_ms: net.sdp.tx_idle_ms (0: send buffers kept)
  * @mem_pages: pages of connection buffers held in the namespace
  * @half_open: passive connections not yet established
@@ -50,6 +51,7 @@ struct sdp_net {
 	int zcopy_thresh;
 	unsigned long mem[3];
 	int max_half_open;
+	int rx_init_bufs;
 	int tx_idle_ms;
 	atomic_long_t mem_pages;
 	atomic_t half_open;
@@ -75,6 +77,11 @@ static inline unsigned int sdp_sysctl_recv_poll(const struct net *net)
 static inline unsigned long sdp_sysctl_fin_timeout(const struct net *net)
 {
 	return READ_ONCE(sdp_net(net)->fin_timeout) * HZ;
+}
+
+static inline unsigned int sdp_sysctl_rx_init_bufs(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->rx_init_bufs);
 }
 
 /* net.sdp.tx_idle_ms in jiffies, 0 for never. */

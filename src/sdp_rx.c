@@ -108,28 +108,58 @@ int sdp_rx_post_all(struct sdp_sock *ssk)
 }
 
 /*
- * The connection is established: post the rest of the receive ring (a
- * passive connection started with SDP_HALF_OPEN_BUFS), unless memory is
- * short, and tell the peer with a credit update.  lock_sock() held.
+ * A Data message came while the peer has SDP_DATA_MIN_CREDITS or fewer
+ * left: it sends faster than our buffers come back, so a ring that
+ * started small (SDP_HALF_OPEN_BUFS) should grow; sdp_work() (or, for a
+ * passive connection not yet established, its RTU) calls sdp_rx_grow().
+ * A request and its answer, one message each way, never ask for it: an
+ * idle or conversational connection keeps its few buffers.  ssk->lock
+ * held.
  */
-void sdp_rx_grow(struct sdp_sock *ssk)
+static void sdp_rx_grow_due(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (ssk->rx_alloc < ssk->rx_count &&
+	    sdp_peer_credits(ssk->rx_mseq_last, ssk->rx_mseq_limit) <=
+	    SDP_DATA_MIN_CREDITS &&
+	    !test_and_set_bit(SDP_F_RX_GROW, &ssk->flags))
+		sdp_queue_work(ssk);
+}
+
+/**
+ * sdp_rx_grow() - post more of the receive ring
+ * @ssk: the socket, lock_sock() held
+ * @to: buffers it should have: rx_count when the peer asked for more
+ *	(sdp_rx_grow_due()), net.sdp.rx_init_bufs when a passive connection
+ *	is established
+ *
+ * The new buffers are announced with a credit update.  When memory is
+ * short (net.sdp.mem's pressure, the charge refused, no memory) the ring
+ * stays as it is, for good: rx_count comes down to it, and nothing asks
+ * again.
+ */
+void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 {
 	struct sock *sk = &ssk->sk;
-	unsigned int from = ssk->rx_alloc, n = ssk->rx_count - from;
+	unsigned int from = ssk->rx_alloc, n;
 	struct mem_cgroup *old;
-	int err;
+	int err = -ENOBUFS;
 
 	sock_owned_by_me(sk);
-	if (!n || sdp_mem_under_pressure(sock_net(sk)) ||
-	    sdp_mem_charge(ssk, n, false))
+	to = min(to, ssk->rx_count);
+	if (to <= from)
 		return;
+	n = to - from;
+	if (sdp_mem_under_pressure(sock_net(sk)) ||
+	    sdp_mem_charge(ssk, n, false))
+		goto small;
 	old = sdp_memcg_enter(sk);
 	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, from, from + n,
 			    SDP_BUF_SIZE, DMA_FROM_DEVICE);
 	sdp_memcg_leave(old);
 	if (err) {
 		sdp_mem_uncharge(ssk, n);
-		return;
+		goto small;
 	}
 	spin_lock_bh(&ssk->lock);
 	ssk->rx_alloc += n;
@@ -139,6 +169,13 @@ void sdp_rx_grow(struct sdp_sock *ssk)
 		else
 			sdp_tx_try_control(ssk);
 	}
+	spin_unlock_bh(&ssk->lock);
+	SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_RING_GROWS);
+	return;
+
+small:
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->rx_count, from);
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -260,6 +297,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			return false;	/* it held only the urgent byte */
 		list_add_tail(&b->node, &ssk->rx_queue);
 		ssk->rx_bytes += b->len;
+		sdp_rx_grow_due(ssk);
 		return true;
 	case SDP_MID_DISCONN:
 		sdp_close_disconn_rcvd(ssk);

@@ -17,6 +17,9 @@
  *                       3/16 and 1/4 of RAM
  *   max_half_open       int, 0..65536, default 256: connection requests
  *                       held before they are established
+ *   rx_init_bufs        int, 4..1024, default 4: receive buffers a
+ *                       connection posts before its peer has sent
+ *                       faster than they come back (then all of its ring)
  *   tx_idle_ms          int, milliseconds, 0..3600000, default 1000: a
  *                       connection that sent nothing for this long gives
  *                       its send buffers back (0: keeps them)
@@ -47,6 +50,8 @@ static int sdp_resolve_ms_max = SDP_RESOLVE_MS_MAX;
 static int sdp_zcopy_thresh_max = SDP_ZCOPY_THRESH_MAX;
 static int sdp_half_open_max = 65536;
 static int sdp_tx_idle_ms_max = 3600000;
+static int sdp_rx_init_min = SDP_HALF_OPEN_BUFS;
+static int sdp_rx_init_max = 1024;
 
 /*
  * Module parameters that set the sysctls of new namespaces: recv_poll
@@ -133,6 +138,14 @@ static const struct ctl_table sdp_sysctl_template[] = {
 		.extra2 = &sdp_half_open_max,
 	},
 	{
+		.procname = "rx_init_bufs",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = &sdp_rx_init_min,
+		.extra2 = &sdp_rx_init_max,
+	},
+	{
 		.procname = "tx_idle_ms",
 		.maxlen = sizeof(int),
 		.mode = 0644,
@@ -152,6 +165,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	sn->resolve_timeout_ms = 2000;
 	sn->zcopy_thresh = zcopy_thresh;
 	sn->tx_idle_ms = 1000;
+	sn->rx_init_bufs = 4;
 	sdp_mem_net_init(sn);
 	if (!IS_ENABLED(CONFIG_SYSCTL))
 		return 0;
@@ -166,7 +180,8 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	tbl[3].data = &sn->zcopy_thresh;
 	tbl[4].data = &sn->mem;
 	tbl[5].data = &sn->max_half_open;
-	tbl[6].data = &sn->tx_idle_ms;
+	tbl[6].data = &sn->rx_init_bufs;
+	tbl[7].data = &sn->tx_idle_ms;
 
 #ifdef SDP_HAVE_NET_SYSCTL_SZ
 	sn->sysctl_hdr = register_net_sysctl_sz(net, "net/sdp", tbl,

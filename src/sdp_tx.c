@@ -383,7 +383,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	if (sdp_credit_update_due(grant,
 				  sdp_peer_credits(ssk->rx_mseq_last,
 						   ssk->rx_mseq_limit),
-				  ssk->rx_count))
+				  ssk->rx_alloc))
 		sdp_post_ctrl(ssk, SDP_MID_DATA);
 }
 

@@ -34,10 +34,13 @@ static void test_counters_transfer(void)
 		"DisConnTx", "DisConnRx", "CreditUpdatesTx",
 		"CreditUpdatesRx", "CreditStalls", "CurrEstab",
 		/*
-		 * the blocking reads may poll, and a wait for credits longer
-		 * than 1 s sends a persist probe: timing decides
+		 * the blocking reads may poll, a wait for credits longer
+		 * than 1 s sends a persist probe, and a sender quiet for
+		 * net.sdp.tx_idle_ms before the close gives its send
+		 * buffers back: timing decides
 		 */
-		"BusyPollHits", "BusyPollYields", "PersistProbes", NULL
+		"BusyPollHits", "BusyPollYields", "PersistProbes",
+		"TxRingReleases", "RxRingGrows", NULL
 	};
 	const size_t n = 1 << 20;
 	struct stats before, after, mid;
@@ -84,6 +87,9 @@ static void test_counters_transfer(void)
 	      DELTA("DisConnRx"));
 	CHECK(DELTA("CurrEstab") == 0, "CurrEstab moved by %lld",
 	      DELTA("CurrEstab"));
+	/* The receiver's ring started small; 1 MiB made it grow, once. */
+	CHECK(DELTA("RxRingGrows") == 1, "RxRingGrows +%lld",
+	      DELTA("RxRingGrows"));
 	check_unchanged(&before, &after, moved);
 }
 
@@ -102,7 +108,7 @@ static void test_counters_orderly_close_race(void)
 		"BcopyTxBytes", "BcopyTxMsgs", "BcopyRxBytes", "BcopyRxMsgs",
 		"DisConnTx", "DisConnRx", "CreditUpdatesTx", "CreditUpdatesRx",
 		"CreditStalls", "CurrEstab", "BusyPollHits", "BusyPollYields",
-		NULL
+		"TxRingReleases", NULL	/* a round slower than tx_idle_ms */
 	};
 	const int rounds = 120;
 	struct sockaddr_storage addr;
@@ -272,6 +278,8 @@ static void test_counters_abort(void)
 #define BUF_PAGES	(32 * 1024 / 4096)
 
 #define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
+/* Receive buffers of a new connection: net.sdp.rx_init_bufs' default. */
+#define RX_INIT		4
 #define TX_IDLE_SYSCTL	"/proc/sys/net/sdp/tx_idle_ms"
 
 /*
@@ -309,9 +317,10 @@ static void ping_both(int a, int b)
 
 /*
  * Connection memory is counted per namespace (MemPages) and held only
- * when needed: a new pair holds two receive rings of 16 buffers and no
- * send buffers until it sends; the first send of each end adds its send
- * ring.  Above net.sdp.mem's max a new connect() fails with ENOBUFS
+ * when needed: a new pair holds two receive rings of RX_INIT buffers
+ * (net.sdp.rx_init_bufs; one byte each way does not make them grow) and
+ * no send buffers until it sends; the first send of each end adds its
+ * send ring of 16.  Above net.sdp.mem's max a new connect() fails with ENOBUFS
  * (MemRefused) while the established pair keeps working; under pressure
  * (usage above the middle value, until below the first) a new pair gets
  * 4 buffers each way (MemPressureConns +1 per end).  Closed, all of it is
@@ -333,9 +342,10 @@ static void test_memory_limits(void)
 	base = sdp_stat("MemPages");
 	CHECK(base >= 0, "no MemPages counter");
 	l = listener_pair(&addr, 4, &c, &s);
-	CHECK_MEM(base, 2 * 16 * BUF_PAGES, "for a pair that has not sent");
+	CHECK_MEM(base, 2 * RX_INIT * BUF_PAGES, "for a pair that has not sent");
 	ping_both(c, s);
-	CHECK_MEM(base, 4 * 16 * BUF_PAGES, "for a pair that has sent");
+	CHECK_MEM(base, 2 * (RX_INIT + 16) * BUF_PAGES,
+		  "for a pair that has sent");
 
 	/* At the limit: no new connection; the old one goes on. */
 	m = sdp_stat("MemPages");
@@ -418,18 +428,22 @@ static void test_memory_tx_release(void)
 	rel = sdp_stat("TxRingReleases");
 	l = listener_pair(&addr, 4, &c, &s);
 	ping_both(c, s);
-	want.pages = base + 2 * 16 * BUF_PAGES;
+	want.pages = base + 2 * RX_INIT * BUF_PAGES;
 	want.releases = rel + 2;
 	CHECK(wait_until(mem_pages_at, &want, WAIT_MS),
 	      "MemPages +%lld, TxRingReleases +%lld %d ms after the last send, expected +%d and +2",
 	      sdp_stat("MemPages") - base, sdp_stat("TxRingReleases") - rel,
-	      WAIT_MS, 2 * 16 * BUF_PAGES);
+	      WAIT_MS, 2 * RX_INIT * BUF_PAGES);
 
-	/* Back in use: the rings come again, the data is intact. */
+	/*
+	 * Back in use: the rings come again, the data is intact (and the
+	 * receiver's ring grew to 16).
+	 */
 	sender = send_bytes_async(c, n);
 	recv_bytes(s, n);
 	wait_child_ok(sender);
 	ping_both(s, c);
+	want.pages = base + (RX_INIT + 16) * BUF_PAGES;
 	want.releases = rel + 4;
 	CHECK(wait_until(mem_pages_at, &want, WAIT_MS),
 	      "MemPages +%lld, TxRingReleases +%lld after the second quiet time",
@@ -438,9 +452,10 @@ static void test_memory_tx_release(void)
 	/* tx_idle_ms 0: kept. */
 	CHECK(write_file(TX_IDLE_SYSCTL, "0") == 0, "write %s", TX_IDLE_SYSCTL);
 	ping_both(c, s);
-	CHECK_MEM(base, 4 * 16 * BUF_PAGES, "for a pair that has sent");
+	want.pages += 2 * 16 * BUF_PAGES;
+	CHECK_MEM(base, want.pages - base, "for a pair that has sent");
 	usleep(500 * 1000);
-	CHECK_MEM(base, 4 * 16 * BUF_PAGES, "with tx_idle_ms 0, 500 ms later");
+	CHECK_MEM(base, want.pages - base, "with tx_idle_ms 0, 500 ms later");
 	CHECK(sdp_stat("TxRingReleases") == rel + 4, "released with tx_idle_ms 0");
 
 	close(c);
@@ -478,9 +493,9 @@ static bool cg_back(void *arg)
  * The buffers are charged to the memory cgroup of the socket (also when
  * the kernel allocates them in the CM's thread, and for an accepted
  * socket, whose cgroup is its listener's): four pairs made and used in
- * a cgroup raise its memory.current by at least 3/4 of their 8 x 32
- * buffers of 32 KiB (kept: net.sdp.tx_idle_ms 0), and closing them gives
- * it back.
+ * a cgroup raise its memory.current by at least 3/4 of their 8 x (4 + 16)
+ * buffers of 32 KiB (receive rings of RX_INIT, send rings of 16 kept:
+ * net.sdp.tx_idle_ms 0), and closing them gives it back.
  */
 static void test_memory_cgroup(void)
 {
@@ -517,7 +532,7 @@ static void test_memory_cgroup(void)
 	}
 	used = cg_current(cg) - back.base;
 	tap_diag("memory.current +%lld kB for 4 pairs", used / 1024);
-	CHECK(used >= 8 * 32 * 32 * 1024 / 4 * 3,
+	CHECK(used >= 8 * (RX_INIT + 16) * 32 * 1024 / 4 * 3,
 	      "memory.current +%lld kB: the buffers are not charged to the cgroup",
 	      used / 1024);
 	for (i = 0; i < 4; i++) {

@@ -1577,6 +1577,46 @@ static void test_abort_before_established(void)
 /* Pages of one of the module's 32 KiB buffers. */
 #define BUF_PAGES		(32 * 1024 / 4096)
 
+#define RX_INIT_SYSCTL	"/proc/sys/net/sdp/rx_init_bufs"
+
+/*
+ * A connection posts net.sdp.rx_init_bufs receive buffers (4 by default;
+ * the rest of this suite runs with 16, the whole ring, see main()) and
+ * the rest of its ring only when the peer runs short of credits: the
+ * HelloAck grants 4, and the peer's second Data message, which leaves it
+ * SDP_DATA_MIN_CREDITS, brings a credit update that announces the whole
+ * ring less the two buffers holding that data (RxRingGrows +1).
+ */
+static void test_rx_ring_grows(void)
+{
+	long long grows = sdp_stat("RxRingGrows");
+	struct peer p;
+	struct msg *m;
+
+	CHECK(write_file(RX_INIT_SYSCTL, "4") == 0, "write %s: %s",
+	      RX_INIT_SYSCTL, strerror(errno));
+	peer_listen(&p, 4, 0);
+	peer_start(&p, NULL);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, PEER_WAIT_MS);
+	CHECK(p.credits == SDP_HALF_OPEN_BUFS, "HelloAck grants %u credits",
+	      p.credits);
+	peer_send_data(&p, "one");
+	peer_send_data(&p, "two");
+	m = peer_expect_msg(&p, MID_UPDATE, 2);
+	CHECK(m->bufs == SDP_DEFAULT_BUFS - 2,
+	      "credit update of %u buffers, expected %u", m->bufs,
+	      SDP_DEFAULT_BUFS - 2);
+	CHECK(sdp_stat("RxRingGrows") - grows == 1, "RxRingGrows +%lld",
+	      sdp_stat("RxRingGrows") - grows);
+	sdp_expect_data(&p, "onetwo");
+	CHECK(write_file(RX_INIT_SYSCTL, "16") == 0, "write %s: %s",
+	      RX_INIT_SYSCTL, strerror(errno));
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
 /*
  * Connection requests a listener holds before the peer completes the
  * handshake are bounded per namespace (net.sdp.max_half_open), besides
@@ -1682,6 +1722,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_data_after_close),
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),
+	TAP_TEST(test_rx_ring_grows),
 	TAP_TEST(test_half_open_bounded),
 	TAP_TEST(test_keepalive_dead_peer),
 	TAP_TEST(test_keepalive_live_peer),
@@ -1707,16 +1748,26 @@ static int set_burst(const char *value)
 	return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
+/*
+ * The cases here count on the module's whole receive ring being posted
+ * once a connection is established (tests/lib/peer.c, peer_setup()):
+ * net.sdp.rx_init_bufs 16 for the run.  test_rx_ring_grows() tests the
+ * default, a ring that grows when the peer needs it.
+ */
 int main(int argc, char **argv)
 {
-	char old[32];
-	bool raised;
+	char old[32], rx_init[32];
+	bool raised, whole;
 	int ret;
 
 	raised = read_file(BURST_SYSCTL, old, sizeof(old)) == 0 &&
 		 set_burst("1000") == 0;
+	whole = read_file(RX_INIT_SYSCTL, rx_init, sizeof(rx_init)) == 0 &&
+		write_file(RX_INIT_SYSCTL, "16") == 0;
 	ret = tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 	if (raised)
 		set_burst(old);
+	if (whole)
+		write_file(RX_INIT_SYSCTL, rx_init);
 	return ret;
 }
