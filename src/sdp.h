@@ -481,6 +481,18 @@ struct sdp_device {
 	atomic_t *vec_use;	/* CQs on each completion vector */
 };
 
+/*
+ * Is a send of ours in flight (data, control message or RDMA read)?
+ * sdp_sock::lock held.
+ */
+static inline bool sdp_sends_in_flight(const struct sdp_sock *ssk)
+{
+	return ssk->tx_post != ssk->tx_tail ||
+	       ssk->ctrl_head != ssk->ctrl_tail ||
+	       (test_bit(SDP_ZR_READING, &ssk->zc_rx.flags) &&
+		!test_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags));
+}
+
 /* Is the socket connected (established or closing)? */
 static inline bool sdp_connected(const struct sock *sk)
 {

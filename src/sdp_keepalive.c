@@ -113,14 +113,6 @@ static void sdp_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock(&ssk->lock);
 }
 
-/* Is a send of ours in flight (data, control message or RDMA read)? */
-static bool sdp_ka_in_flight(const struct sdp_sock *ssk)
-{
-	return ssk->tx_post != ssk->tx_tail ||
-	       ssk->ctrl_head != ssk->ctrl_tail ||
-	       test_bit(SDP_ZR_READING, &ssk->zc_rx.flags);
-}
-
 static void sdp_ka_timeout(struct sdp_sock *ssk)
 {
 	sdp_warn_peer(ssk, "peer not answering, connection timed out\n");
@@ -166,7 +158,7 @@ static unsigned long sdp_ka_keepalive(struct sdp_sock *ssk, unsigned long now)
 
 	if (!sock_flag(&ssk->sk, SOCK_KEEPOPEN))
 		return 0;
-	if (sdp_ka_in_flight(ssk))
+	if (sdp_sends_in_flight(ssk))
 		return idle;
 	elapsed = now - READ_ONCE(ssk->ka.last_heard);
 	if (elapsed < idle) {

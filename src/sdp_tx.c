@@ -74,6 +74,7 @@ int sdp_tx_ring_ready(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 	struct mem_cgroup *old;
+	unsigned long idle;
 	unsigned int n;
 	int err;
 
@@ -97,8 +98,9 @@ int sdp_tx_ring_ready(struct sdp_sock *ssk)
 	ssk->tx_alloc = n;
 	spin_unlock_bh(&ssk->lock);
 	WRITE_ONCE(ssk->tx_last, jiffies);
-	if (sdp_sysctl_tx_idle(sock_net(sk)))
-		sdp_queue_work_delayed(ssk, sdp_sysctl_tx_idle(sock_net(sk)));
+	idle = sdp_sysctl_tx_idle(sock_net(sk));
+	if (idle)
+		sdp_queue_work_delayed(ssk, idle);
 	return 0;
 }
 

@@ -518,20 +518,15 @@ static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 }
 
 /*
- * Is everything we posted acknowledged (sdp_device::reg_acked)?  Data and
- * control sends completed, no RDMA read of ours and no probe in flight.
- * A LOCAL_INV of ours is waited for where it is posted, and an earlier
- * REG_MR is retired before the SrcAvail behind it completes.
- * ssk->lock held.
+ * Is everything we posted acknowledged (sdp_device::reg_acked)?  No send
+ * of ours in flight, no probe.  A LOCAL_INV of ours is waited for where
+ * it is posted, and an earlier REG_MR is retired before the SrcAvail
+ * behind it completes.  ssk->lock held.
  */
 static bool sdp_zc_sq_acked(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return ssk->tx_tail == ssk->tx_post &&
-	       ssk->ctrl_tail == ssk->ctrl_head &&
-	       (!test_bit(SDP_ZR_READING, &ssk->zc_rx.flags) ||
-		test_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags)) &&
-	       !ssk->ka.busy;
+	return !sdp_sends_in_flight(ssk) && !ssk->ka.busy;
 }
 
 /*
