@@ -56,6 +56,8 @@ extern struct workqueue_struct *sdp_wq;
 
 /* RDMA reads in flight per QP we ask for (device limits apply). */
 #define SDP_RD_ATOM		16
+/* Read work requests the send queue holds at least (sdp_conn.c). */
+#define SDP_ZC_RD_WRS_MIN	4
 /* Scatter entries per send or RDMA read work request we ask for. */
 #define SDP_ZC_SGE		32
 
@@ -237,8 +239,11 @@ struct sdp_zc_tx {
  * @rd_err: why it failed (SDP_ZR_RD_ERR), as sdp_wc_errno() of its first
  *	error other than a flush; 0 if only flushed
  * @rd_cqe: completion of our RDMA read
+ * @rd_pages: pages one RDMA read may cover: as many read work requests
+ *	as the send queue holds besides the rest (sdp_conn_setup());
+ *	set before the connection is used, read-only after
  *
- * All under sdp_sock::lock.
+ * All under sdp_sock::lock, except @rd_pages.
  */
 struct sdp_zc_rx {
 	unsigned long flags;
@@ -249,6 +254,7 @@ struct sdp_zc_rx {
 	u32 rd_len;
 	int rd_err;
 	struct ib_cqe rd_cqe;
+	u32 rd_pages;
 };
 
 /**

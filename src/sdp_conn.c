@@ -113,8 +113,8 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	struct ib_qp_init_attr attr = {};
 	struct sdp_device *sdev;
 	struct mem_cgroup *old;
+	u32 sge, nsend, rd_wrs;
 	unsigned int nrx;
-	u32 sge, zc_wrs;
 	int err, ncqe;
 
 	sock_owned_by_me(sk);
@@ -149,15 +149,32 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	if (err)
 		goto err;
 	/*
-	 * Zero-copy adds, at most one of each at a time: REG_MR and
+	 * The send queue holds the data and control rings, a spare for
+	 * ib_drain_qp(), a keepalive or persist probe (sdp_keepalive.c),
+	 * and for zero-copy, at most one of each at a time: REG_MR and
 	 * LOCAL_INV of our advertisement, the RDMA reads of one of the
-	 * peer's (a scatter entry per page, max_sge_rd per read).
+	 * peer's (a scatter entry per page, max_sge_rd per read).  Devices
+	 * allocate a queue's slots in a power of two (Soft-RoCE: work
+	 * requests + 1, rounded up), and with 32 scatter entries a slot is
+	 * 1 KiB: the reads get what is left below the power of two that
+	 * the rest needs with SDP_ZC_RD_WRS_MIN reads, and a longer read
+	 * is done in parts (sdp_zc_recv()).  rdma_create_qp() adds one
+	 * more for our rdma_rw context (three where reads need an MR, as
+	 * on iWARP: that queue is larger).  For the default rings that is
+	 * 31 work requests, 6 of them reads (768 KiB with 32 entries),
+	 * where a whole SDP_ZC_MAX_BYTES would take 34: 64 slots.
 	 */
 	sge = clamp_t(u32, min_t(u32, da->max_send_sge, da->max_sge_rd), 1,
 		      SDP_ZC_SGE);
-	zc_wrs = 2 + DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge);
-	/* ... and one keepalive or persist probe (sdp_keepalive.c). */
-	ncqe = ssk->rx_count + ssk->tx_count + SDP_CTRL_BUFS + 3 + zc_wrs;
+	nsend = ssk->tx_count + SDP_CTRL_BUFS + 2 + 2;
+	rd_wrs = roundup_pow_of_two(nsend + SDP_ZC_RD_WRS_MIN + 2) - 2 - nsend;
+	rd_wrs = min_t(u32, rd_wrs, DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge));
+	ssk->zc_rx.rd_pages = rd_wrs * sge;
+	/*
+	 * Every work request of both queues, the receive drain's and the
+	 * rdma_rw context's included.
+	 */
+	ncqe = ssk->rx_count + 1 + nsend + rd_wrs + 1;
 	err = sdp_cq_create(ssk, ncqe);
 	if (err)
 		goto err;
@@ -166,8 +183,8 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	attr.qp_context = ssk;
 	attr.send_cq = ssk->cq;
 	attr.recv_cq = ssk->cq;
-	/* One spare each for ib_drain_qp(); and the probe's send. */
-	attr.cap.max_send_wr = ssk->tx_count + SDP_CTRL_BUFS + 2 + zc_wrs;
+	attr.cap.max_send_wr = nsend + rd_wrs;
+	/* One spare for ib_drain_qp(). */
 	attr.cap.max_recv_wr = ssk->rx_count + 1;
 	attr.cap.max_send_sge = sge;
 	attr.cap.max_recv_sge = 1;

@@ -35,6 +35,21 @@
 static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /*
+ * Is the SrcAvail @b still being read, with bytes left?  A read covers
+ * at most zc_rx.rd_pages pages (sdp_zc_recv()): a reader that wants more
+ * goes on with the next part.  lock_sock() held.
+ */
+static bool sdp_zc_rx_unread(struct sdp_sock *ssk, struct sdp_buf *b)
+{
+	bool left;
+
+	spin_lock_bh(&ssk->lock);
+	left = ssk->zc_rx.buf == b && b->off < b->len;
+	spin_unlock_bh(&ssk->lock);
+	return left;
+}
+
+/*
  * The receive ring with its first @n buffers (the rest, up to rx_count,
  * come with sdp_rx_grow()).  lock_sock() held.
  */
@@ -507,7 +522,7 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 				break;
 			}
 			copied += n;
-			if (n && copied >= target)
+			if (n && copied >= target && !sdp_zc_rx_unread(ssk, b))
 				break;
 			continue;
 		}

@@ -851,6 +851,9 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	rkey = be32_to_cpu(sa->rkey);
 	vaddr = be64_to_cpu(sa->vaddr) + b->off;
 	len = min3(len, seg, (size_t)(b->len - b->off));
+	/* As many pages as the send queue has reads for; the rest next. */
+	len = min_t(size_t, len, (size_t)ssk->zc_rx.rd_pages * PAGE_SIZE -
+				 offset_in_page(base));
 	spin_unlock_bh(&ssk->lock);
 
 	/* Not aborted: the connection (QP, CM id) is still there. */
