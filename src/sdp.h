@@ -41,8 +41,16 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_MIN_BUFS		4
 #define SDP_DEFAULT_BUFS	16
 #define SDP_MAX_BUFS		256
+/*
+ * The fewest receive buffers a connection posts (net.sdp.rx_init_bufs'
+ * default and minimum): with three, the peer can send two Data messages
+ * (each needs SDP_DATA_MIN_CREDITS), and the two buffers they took,
+ * reposted, grant it SDP_DATA_MIN_CREDITS again, so a credit update is
+ * due even if the ring never grows (sdp_credit_update_due()).
+ */
+#define SDP_RX_INIT_BUFS	3
 /* Receive buffers of a passive connection until it is established. */
-#define SDP_HALF_OPEN_BUFS	SDP_MIN_BUFS
+#define SDP_HALF_OPEN_BUFS	SDP_RX_INIT_BUFS
 /* Default of net.sdp.max_half_open (sdp_mem.c). */
 #define SDP_MAX_HALF_OPEN	256
 #define SDP_CTRL_BUFS		4

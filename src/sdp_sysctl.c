@@ -17,7 +17,7 @@
  *                       3/16 and 1/4 of RAM
  *   max_half_open       int, 0..65536, default 256: connection requests
  *                       held before they are established
- *   rx_init_bufs        int, 4..1024, default 4: receive buffers a
+ *   rx_init_bufs        int, 3..1024, default 3: receive buffers a
  *                       connection posts before its peer has sent
  *                       faster than they come back (then all of its ring)
  *   tx_idle_ms          int, milliseconds, 0..3600000, default 1000: a
@@ -50,7 +50,7 @@ static int sdp_resolve_ms_max = SDP_RESOLVE_MS_MAX;
 static int sdp_zcopy_thresh_max = SDP_ZCOPY_THRESH_MAX;
 static int sdp_half_open_max = 65536;
 static int sdp_tx_idle_ms_max = 3600000;
-static int sdp_rx_init_min = SDP_HALF_OPEN_BUFS;
+static int sdp_rx_init_min = SDP_RX_INIT_BUFS;
 static int sdp_rx_init_max = 1024;
 
 /*
@@ -165,7 +165,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	sn->resolve_timeout_ms = 2000;
 	sn->zcopy_thresh = zcopy_thresh;
 	sn->tx_idle_ms = 1000;
-	sn->rx_init_bufs = 4;
+	sn->rx_init_bufs = SDP_RX_INIT_BUFS;
 	sdp_mem_net_init(sn);
 	if (!IS_ENABLED(CONFIG_SYSCTL))
 		return 0;

@@ -1580,12 +1580,13 @@ static void test_abort_before_established(void)
 #define RX_INIT_SYSCTL	"/proc/sys/net/sdp/rx_init_bufs"
 
 /*
- * A connection posts net.sdp.rx_init_bufs receive buffers (4 by default;
+ * A connection posts net.sdp.rx_init_bufs receive buffers (3 by default;
  * the rest of this suite runs with 16, the whole ring, see main()) and
  * the rest of its ring only when the peer runs short of credits: the
- * HelloAck grants 4, and the peer's second Data message, which leaves it
- * SDP_DATA_MIN_CREDITS, brings a credit update that announces the whole
- * ring less the two buffers holding that data (RxRingGrows +1).
+ * HelloAck grants 3, one Data message leaves the peer SDP_DATA_MIN_CREDITS
+ * and no update, and its second, which leaves it too few to send data,
+ * brings a credit update that announces the whole ring less the two
+ * buffers holding that data (RxRingGrows +1).
  */
 static void test_rx_ring_grows(void)
 {
@@ -1593,7 +1594,7 @@ static void test_rx_ring_grows(void)
 	struct peer p;
 	struct msg *m;
 
-	CHECK(write_file(RX_INIT_SYSCTL, "4") == 0, "write %s: %s",
+	CHECK(write_file(RX_INIT_SYSCTL, "3") == 0, "write %s: %s",
 	      RX_INIT_SYSCTL, strerror(errno));
 	peer_listen(&p, 4, 0);
 	peer_start(&p, NULL);
@@ -1623,7 +1624,7 @@ static void test_rx_ring_grows(void)
  * the listener's backlog, and each holds only its half-open ring
  * (SDP_HALF_OPEN_BUFS receive buffers, no send buffers).  With the bound
  * at 2, four peers that never send their RTU get two connect responses
- * and two rejects (HalfOpenRefused +2); the two hold 2 x 4 buffers
+ * and two rejects (HalfOpenRefused +2); the two hold 2 x 3 buffers
  * (MemPages); once they complete the handshake their rings grow to 16
  * and the listener accepts both.
  */
