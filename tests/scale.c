@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Many connections at once: SDP_SCALE_CONNS (default 1000) SDP
+ * connections in the test guest (2 GiB), all passing data at the same
+ * time, then idle.  The data is checked end to end, the memory an idle
+ * connection costs is asserted (the fall in MemAvailable, everything
+ * counted: buffers, sockets, QPs and CQs as Soft-RoCE allocates them;
+ * and the module's own buffers, MemPages, exactly),
+ * and when they are closed every socket, page and RDMA resource is
+ * given back.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/sdp.h>
+
+#include "net.h"
+#include "tap.h"
+#include "util.h"
+
+#define WAIT_MS		60000
+/* Bytes each client sends and gets back. */
+#define MSG_BYTES	(16 * 1024)
+/*
+ * What an idle connection may cost per end, everything counted.  Issue
+ * 15's goal is 128 KiB, not met yet: three receive buffers of 32 KiB are
+ * 96 KiB, and Soft-RoCE's queues (send queue 36, CQ 12, receive queue 4
+ * KiB, as vmalloc) and the socket, CM id and QP structures (about 15
+ * KiB) come on top: 148 KiB on 6.12, 156 on 6.1 (2026-12-02).  The
+ * bound keeps it there: a fourth receive buffer, or a send queue twice
+ * the size, is 32 KiB more.
+ */
+#define IDLE_KIB_MAX	168
+/* Pages of the receive buffers of an idle end (net.sdp.rx_init_bufs). */
+#define IDLE_PAGES	(3 * 32 * 1024 / 4096)
+
+/* One connection: its two ends and how far each direction has got. */
+struct conn {
+	int c, s;
+	size_t c_sent, s_got, s_sent, c_got;
+};
+
+/* The fields of /proc/meminfo the test looks at, in KiB. */
+struct meminfo {
+	long avail, slab, vmalloc, pagetables;
+};
+
+static void meminfo_read(struct meminfo *m)
+{
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	CHECK(f, "/proc/meminfo: %s", strerror(errno));
+	memset(m, 0, sizeof(*m));
+	m->avail = -1;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "MemAvailable: %ld kB", &m->avail);
+		sscanf(line, "Slab: %ld kB", &m->slab);
+		sscanf(line, "VmallocUsed: %ld kB", &m->vmalloc);
+		sscanf(line, "PageTables: %ld kB", &m->pagetables);
+	}
+	fclose(f);
+	CHECK(m->avail > 0, "no MemAvailable");
+}
+
+static void raise_nofile(int n)
+{
+	struct rlimit rl = { .rlim_cur = n, .rlim_max = n };
+
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "RLIMIT_NOFILE %d: %s", n,
+	      strerror(errno));
+}
+
+/*
+ * Move the bytes of every connection that poll() says can move: each
+ * client sends MSG_BYTES of its pattern (seed: its index), its server
+ * reads and checks them and, once all are in, sends the client's
+ * pattern back in one send, which the client reads and checks.
+ * Returns how many connections are done.
+ */
+static int pass_data(struct conn *cn, int n, struct pollfd *pfd, char *buf,
+		     char *tx)
+{
+	int i, done = 0;
+	ssize_t r;
+
+	for (i = 0; i < n; i++) {
+		struct conn *k = &cn[i];
+		short ce = pfd[2 * i].revents, se = pfd[2 * i + 1].revents;
+
+		CHECK(!((ce | se) & (POLLERR | POLLNVAL)),
+		      "connection %d: poll events %#x/%#x", i, ce, se);
+		if ((ce & POLLOUT) && k->c_sent < MSG_BYTES) {
+			pattern_fill(tx, MSG_BYTES, i, 0);
+			r = send(k->c, tx + k->c_sent, MSG_BYTES - k->c_sent,
+				 MSG_DONTWAIT);
+			CHECK(r > 0 || errno == EAGAIN,
+			      "connection %d: client send: %s", i,
+			      strerror(errno));
+			if (r > 0)
+				k->c_sent += r;
+		}
+		if ((se & POLLIN) && k->s_got < MSG_BYTES) {
+			r = recv(k->s, buf, MSG_BYTES - k->s_got, MSG_DONTWAIT);
+			CHECK(r > 0 || (r < 0 && errno == EAGAIN),
+			      "connection %d: server recv %zd: %s", i, r,
+			      r ? strerror(errno) : "EOF");
+			if (r > 0) {
+				CHECK(pattern_check(buf, r, i, k->s_got) < 0,
+				      "connection %d: corrupt at %zu", i,
+				      k->s_got);
+				k->s_got += r;
+			}
+		}
+		if ((se & POLLOUT) && k->s_got == MSG_BYTES &&
+		    k->s_sent < MSG_BYTES) {
+			pattern_fill(tx, MSG_BYTES, i, 0);
+			r = send(k->s, tx + k->s_sent, MSG_BYTES - k->s_sent,
+				 MSG_DONTWAIT);
+			CHECK(r > 0 || errno == EAGAIN,
+			      "connection %d: server send: %s", i,
+			      strerror(errno));
+			if (r > 0)
+				k->s_sent += r;
+		}
+		if ((ce & POLLIN) && k->c_got < MSG_BYTES) {
+			r = recv(k->c, buf, MSG_BYTES - k->c_got, MSG_DONTWAIT);
+			CHECK(r > 0 || (r < 0 && errno == EAGAIN),
+			      "connection %d: client recv %zd: %s", i, r,
+			      r ? strerror(errno) : "EOF");
+			if (r > 0) {
+				CHECK(pattern_check(buf, r, i, k->c_got) < 0,
+				      "connection %d: corrupt echo at %zu", i,
+				      k->c_got);
+				k->c_got += r;
+			}
+		}
+		pfd[2 * i].events = (k->c_sent < MSG_BYTES ? POLLOUT : 0) |
+				    (k->c_got < MSG_BYTES ? POLLIN : 0);
+		pfd[2 * i + 1].events =
+			(k->s_got < MSG_BYTES ? POLLIN : 0) |
+			(k->s_got == MSG_BYTES && k->s_sent < MSG_BYTES ?
+			 POLLOUT : 0);
+		if (k->c_got == MSG_BYTES)
+			done++;
+	}
+	return done;
+}
+
+struct idle_wait {
+	long long releases;
+};
+
+/* Every end has given its send buffers back (net.sdp.tx_idle_ms). */
+static bool tx_rings_released(void *arg)
+{
+	return sdp_stat("TxRingReleases") >=
+	       ((struct idle_wait *)arg)->releases;
+}
+
+static bool no_sdp_sockets(void *arg)
+{
+	(void)arg;
+	return proc_net_sdp_count() == 0;
+}
+
+static bool mem_pages_back(void *arg)
+{
+	return sdp_stat("MemPages") == *(long long *)arg;
+}
+
+/*
+ * SDP_SCALE_CONNS connections, made one after another, pass MSG_BYTES
+ * each way all at once (poll() over every end), and are left idle until
+ * each end has freed its send buffers (net.sdp.tx_idle_ms, 1 s).  Then
+ * the fall in MemAvailable since before the first connect, over twice
+ * the connections, is at most IDLE_KIB_MAX per end, and each end holds
+ * only its rx_init_bufs receive buffers (MemPages); every connection
+ * still carries a byte each way; closed, all of it is given back.
+ */
+static void test_scale_idle_connections(void)
+{
+	int n = atoi(env_or("SDP_SCALE_CONNS", "1000"));
+	long long pages, grows, rel, ms;
+	struct sockaddr_storage addr;
+	struct rdma_res res0, res;
+	struct idle_wait iw;
+	struct pollfd *pfd;
+	struct meminfo m0, m1;
+	long per_end;
+	struct conn *cn;
+	char *buf, *tx, rs[128], ch;
+	int l, i, done;
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own connections");
+	CHECK(n > 0, "SDP_SCALE_CONNS %d", n);
+	raise_nofile(2 * n + 64);
+	CHECK(proc_net_sdp_count() == 0, "%d SDP sockets before the test",
+	      proc_net_sdp_count());
+	CHECK(rdma_res_read(&res0) == 0, "rdma resource show");
+	cn = xmalloc(n * sizeof(*cn));
+	pfd = xmalloc(2 * n * sizeof(*pfd));
+	buf = xmalloc(MSG_BYTES);
+	tx = xmalloc(MSG_BYTES);
+	memset(cn, 0, n * sizeof(*cn));
+	memset(pfd, 0, 2 * n * sizeof(*pfd));
+	memset(buf, 0, MSG_BYTES);
+	memset(tx, 0, MSG_BYTES);
+
+	pages = sdp_stat("MemPages");
+	grows = sdp_stat("RxRingGrows");
+	rel = sdp_stat("TxRingReleases");
+	CHECK(pages >= 0 && grows >= 0 && rel >= 0, "no memory counters");
+	meminfo_read(&m0);
+
+	l = net_listener(&addr, n, 0);
+	ms = now_ms();
+	for (i = 0; i < n; i++) {
+		cn[i].c = net_connect(&addr, 0);
+		cn[i].s = net_accept(l, WAIT_MS);
+		set_nonblock(cn[i].c, true);
+		set_nonblock(cn[i].s, true);
+		pfd[2 * i] = (struct pollfd){ .fd = cn[i].c,
+					      .events = POLLOUT };
+		pfd[2 * i + 1] = (struct pollfd){ .fd = cn[i].s,
+						  .events = POLLIN };
+	}
+	ms = now_ms() - ms;
+	tap_diag("%d connections in %lld ms (%lld per second)", n, ms,
+		 ms ? n * 1000LL / ms : 0);
+	CHECK(proc_net_sdp_count() == 2 * n + 1, "%d SDP sockets, expected %d",
+	      proc_net_sdp_count(), 2 * n + 1);
+
+	/* All of them at once. */
+	ms = now_ms();
+	done = 0;
+	while (done < n) {
+		int r = poll(pfd, 2 * n, WAIT_MS);
+
+		CHECK(r > 0, "poll %d (%s) with %d of %d connections done", r,
+		      r ? strerror(errno) : "timeout", done, n);
+		done = pass_data(cn, n, pfd, buf, tx);
+	}
+	tap_diag("%d x %d bytes each way in %lld ms", n, MSG_BYTES,
+		 now_ms() - ms);
+
+	/* Idle: every end that sent has freed its send buffers. */
+	iw.releases = rel + 2LL * n;
+	CHECK(wait_until(tx_rings_released, &iw, WAIT_MS),
+	      "TxRingReleases +%lld, expected +%d", sdp_stat("TxRingReleases") - rel,
+	      2 * n);
+	meminfo_read(&m1);
+	per_end = (m0.avail - m1.avail) / (2 * n);
+	tap_diag("idle: MemAvailable %ld -> %ld KiB: %ld KiB per end, of which Slab %ld, VmallocUsed %ld, PageTables %ld; MemPages +%lld (%lld per end), RxRingGrows +%lld",
+		 m0.avail, m1.avail, per_end, (m1.slab - m0.slab) / (2 * n),
+		 (m1.vmalloc - m0.vmalloc) / (2 * n),
+		 (m1.pagetables - m0.pagetables) / (2 * n),
+		 sdp_stat("MemPages") - pages,
+		 (sdp_stat("MemPages") - pages) / (2 * n),
+		 sdp_stat("RxRingGrows") - grows);
+	CHECK(sdp_stat("MemPages") - pages == 2LL * n * IDLE_PAGES,
+	      "MemPages +%lld for %d idle connections, expected %d per end",
+	      sdp_stat("MemPages") - pages, n, IDLE_PAGES);
+	CHECK(per_end <= IDLE_KIB_MAX,
+	      "an idle connection costs %ld KiB per end, more than %d",
+	      per_end, IDLE_KIB_MAX);
+
+	/* Idle connections still work: a byte each way on each. */
+	for (i = 0; i < n; i++) {
+		set_nonblock(cn[i].c, false);
+		set_nonblock(cn[i].s, false);
+		CHECK(write_all(cn[i].c, "p", 1) == 1 &&
+		      read_all(cn[i].s, &ch, 1) == 1 && ch == 'p' &&
+		      write_all(cn[i].s, "q", 1) == 1 &&
+		      read_all(cn[i].c, &ch, 1) == 1 && ch == 'q',
+		      "connection %d after idle: %s", i, strerror(errno));
+	}
+
+	for (i = 0; i < n; i++) {
+		CHECK(close(cn[i].c) == 0 && close(cn[i].s) == 0,
+		      "close %d: %s", i, strerror(errno));
+	}
+	close(l);
+	CHECK(wait_until(no_sdp_sockets, NULL, WAIT_MS),
+	      "%d SDP sockets %d ms after the close", proc_net_sdp_count(),
+	      WAIT_MS);
+	CHECK(wait_until(mem_pages_back, &pages, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      pages);
+	CHECK(rdma_res_wait(&res0, &res, WAIT_MS),
+	      "RDMA resources %s after the close, %s before",
+	      rdma_res_str(&res, rs, 64),
+	      rdma_res_str(&res0, rs + 64, 64));
+	free(cn);
+	free(pfd);
+	free(buf);
+	free(tx);
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_scale_idle_connections),
+};
+
+TAP_MAIN(tests)
