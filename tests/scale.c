@@ -76,6 +76,33 @@ static void raise_nofile(int n)
 	      strerror(errno));
 }
 
+/* Send what is left of connection @i's pattern on @fd (@who's end). */
+static void send_rest(int fd, int i, char *tx, size_t *done, const char *who)
+{
+	ssize_t r;
+
+	pattern_fill(tx, MSG_BYTES, i, 0);
+	r = send(fd, tx + *done, MSG_BYTES - *done, MSG_DONTWAIT);
+	CHECK(r > 0 || errno == EAGAIN, "connection %d: %s send: %s", i, who,
+	      strerror(errno));
+	if (r > 0)
+		*done += r;
+}
+
+/* Read what has come of connection @i's pattern on @fd, and check it. */
+static void recv_some(int fd, int i, char *buf, size_t *done, const char *who)
+{
+	ssize_t r = recv(fd, buf, MSG_BYTES - *done, MSG_DONTWAIT);
+
+	CHECK(r > 0 || (r < 0 && errno == EAGAIN), "connection %d: %s recv %zd: %s",
+	      i, who, r, r ? strerror(errno) : "EOF");
+	if (r > 0) {
+		CHECK(pattern_check(buf, r, i, *done) < 0,
+		      "connection %d: %s got a wrong byte at %zu", i, who, *done);
+		*done += r;
+	}
+}
+
 /*
  * Move the bytes of every connection that poll() says can move: each
  * client sends MSG_BYTES of its pattern (seed: its index), its server
@@ -87,7 +114,6 @@ static int pass_data(struct conn *cn, int n, struct pollfd *pfd, char *buf,
 		     char *tx)
 {
 	int i, done = 0;
-	ssize_t r;
 
 	for (i = 0; i < n; i++) {
 		struct conn *k = &cn[i];
@@ -95,51 +121,15 @@ static int pass_data(struct conn *cn, int n, struct pollfd *pfd, char *buf,
 
 		CHECK(!((ce | se) & (POLLERR | POLLNVAL)),
 		      "connection %d: poll events %#x/%#x", i, ce, se);
-		if ((ce & POLLOUT) && k->c_sent < MSG_BYTES) {
-			pattern_fill(tx, MSG_BYTES, i, 0);
-			r = send(k->c, tx + k->c_sent, MSG_BYTES - k->c_sent,
-				 MSG_DONTWAIT);
-			CHECK(r > 0 || errno == EAGAIN,
-			      "connection %d: client send: %s", i,
-			      strerror(errno));
-			if (r > 0)
-				k->c_sent += r;
-		}
-		if ((se & POLLIN) && k->s_got < MSG_BYTES) {
-			r = recv(k->s, buf, MSG_BYTES - k->s_got, MSG_DONTWAIT);
-			CHECK(r > 0 || (r < 0 && errno == EAGAIN),
-			      "connection %d: server recv %zd: %s", i, r,
-			      r ? strerror(errno) : "EOF");
-			if (r > 0) {
-				CHECK(pattern_check(buf, r, i, k->s_got) < 0,
-				      "connection %d: corrupt at %zu", i,
-				      k->s_got);
-				k->s_got += r;
-			}
-		}
+		if ((ce & POLLOUT) && k->c_sent < MSG_BYTES)
+			send_rest(k->c, i, tx, &k->c_sent, "client");
+		if ((se & POLLIN) && k->s_got < MSG_BYTES)
+			recv_some(k->s, i, buf, &k->s_got, "server");
 		if ((se & POLLOUT) && k->s_got == MSG_BYTES &&
-		    k->s_sent < MSG_BYTES) {
-			pattern_fill(tx, MSG_BYTES, i, 0);
-			r = send(k->s, tx + k->s_sent, MSG_BYTES - k->s_sent,
-				 MSG_DONTWAIT);
-			CHECK(r > 0 || errno == EAGAIN,
-			      "connection %d: server send: %s", i,
-			      strerror(errno));
-			if (r > 0)
-				k->s_sent += r;
-		}
-		if ((ce & POLLIN) && k->c_got < MSG_BYTES) {
-			r = recv(k->c, buf, MSG_BYTES - k->c_got, MSG_DONTWAIT);
-			CHECK(r > 0 || (r < 0 && errno == EAGAIN),
-			      "connection %d: client recv %zd: %s", i, r,
-			      r ? strerror(errno) : "EOF");
-			if (r > 0) {
-				CHECK(pattern_check(buf, r, i, k->c_got) < 0,
-				      "connection %d: corrupt echo at %zu", i,
-				      k->c_got);
-				k->c_got += r;
-			}
-		}
+		    k->s_sent < MSG_BYTES)
+			send_rest(k->s, i, tx, &k->s_sent, "server");
+		if ((ce & POLLIN) && k->c_got < MSG_BYTES)
+			recv_some(k->c, i, buf, &k->c_got, "client");
 		pfd[2 * i].events = (k->c_sent < MSG_BYTES ? POLLOUT : 0) |
 				    (k->c_got < MSG_BYTES ? POLLIN : 0);
 		pfd[2 * i + 1].events =
