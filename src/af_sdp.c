@@ -125,6 +125,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 	ssk = sdp_sk(sk);
 	spin_lock_init(&ssk->lock);
 	INIT_LIST_HEAD(&ssk->rx_queue);
+	INIT_LIST_HEAD(&ssk->rx_retired);
 	INIT_LIST_HEAD(&ssk->accept_queue);
 	INIT_LIST_HEAD(&ssk->pending);
 	INIT_LIST_HEAD(&ssk->child_node);

@@ -56,6 +56,13 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_CTRL_BUFS		4
 /* A control message: BSDH and the largest extra header we send there. */
 #define SDP_CTRL_SIZE		(sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch))
+static_assert(sizeof(struct sdp_crbah) <= sizeof(struct sdp_rrch));
+/* A small receive buffer holds any control message and a SrcAvail. */
+static_assert(SDP_CTRL_SIZE <= SDP_BUF_SMALL);
+static_assert(sizeof(struct sdp_bsdh) + sizeof(struct sdp_srcah) <=
+	      SDP_BUF_SMALL);
+static_assert(SDP_MIN_PEER_RCVSZ <= SDP_BUF_SMALL);
+static_assert(SDP_BUF_SMALL < SDP_BUF_SIZE);
 /*
  * How long sdp_work() lets our AbortConn go out before it takes the QP
  * down anyway (a peer without receive buffers can hold it for ever).
@@ -74,21 +81,25 @@ extern struct workqueue_struct *sdp_wq;
 /**
  * struct sdp_buf - a message buffer, DMA-mapped once for its lifetime
  * @cqe: completion entry of the work request that uses the buffer
- * @data: the kernel mapping (SDP_BUF_SIZE, or sizeof(bsdh) for control)
+ * @data: the kernel mapping of @size bytes
  * @dma: its DMA address
- * @node: entry in sdp_sock::rx_queue while it holds unread data
+ * @node: entry in sdp_sock::rx_queue while it holds unread data, or in
+ *	sdp_sock::rx_retired (a small receive buffer no longer posted)
  * @len: rx: payload bytes received, or advertised by a SrcAvail;
  *	tx: bytes after the BSDH
  * @off: rx: bytes of @len already read
  * @mid: rx: SDP_MID_DATA or SDP_MID_SRCAVAIL while queued;
  *	tx: the message id the slot carries; ctrl: the one posted
  * @flags: tx: the BSDH flags of the message (SDP_OOB_*)
+ * @size: bytes of @data: SDP_BUF_SIZE, SDP_BUF_SMALL (a receive ring that
+ *	starts small) or SDP_CTRL_SIZE (control); 0 without a buffer
  */
 struct sdp_buf {
 	struct ib_cqe cqe;
 	void *data;
 	u64 dma;
 	struct list_head node;
+	u32 size;
 	u32 len;
 	u32 off;
 	u8 mid;
@@ -127,8 +138,15 @@ enum {
 				 * filled for the data in flight (Nagle)
 				 */
 	SDP_F_RX_GROW,		/* the peer runs short of credits: post
-				 * the rest of the receive ring (sdp_work())
+				 * the rest of the receive ring, or replace
+				 * retired small buffers (sdp_work())
 				 */
+	SDP_F_PEER_RESIZE,	/* the peer's Hello(Ack) had SDP_HF_RESIZE */
+	SDP_F_RX_BIG,		/* the receive ring grew to SDP_BUF_SIZE
+				 * buffers: small ones retire as they come
+				 * back, ChRcvBufAck once none is posted
+				 */
+	SDP_F_RX_ACKED,		/* ... and that ChRcvBufAck is posted */
 	SDP_F_TX_FILLING,	/* sendmsg() is copying into slot tx_head
 				 * without the lock: only it may commit it
 				 */
@@ -332,6 +350,13 @@ struct sdp_ka {
  *	@lock and lock_sock()
  * @rx_queue: received buffers with unread payload, in order
  * @rx_posted: receive buffers posted and not yet completed
+ * @rx_size: the largest message the peer may send us, BSDH included: the
+ *	size of our receive buffers as we announced it, SDP_BUF_SMALL while
+ *	the ring is small, SDP_BUF_SIZE once our ChRcvBufAck said so
+ *	(sdp_rx.c); under @lock
+ * @rx_small_posted: ... of which SDP_BUF_SMALL buffers; under @lock
+ * @rx_retired: small buffers that came back after the ring grew, to be
+ *	replaced by full ones (sdp_rx_grow()); under @lock
  * @rx_mseq_last: mseq of the last message received
  * @rx_mseq_limit: highest mseq the peer may send given our adverts
  * @rx_bytes: unread payload bytes in @rx_queue
@@ -403,6 +428,9 @@ struct sdp_sock {
 	unsigned int rx_alloc;
 	struct list_head rx_queue;
 	unsigned int rx_posted;
+	u32 rx_size;
+	unsigned int rx_small_posted;
+	struct list_head rx_retired;
 	u32 rx_mseq_last;
 	u32 rx_mseq_limit;
 	u32 rx_bytes;
@@ -574,7 +602,8 @@ int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss);
 bool sdp_child_unlink(struct sdp_sock *child);
 
 /* sdp_conn.c: a connection's verbs resources */
-int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive);
+int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
+		   bool small);
 void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_conn_renew(struct sdp_sock *ssk);
 struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk);
@@ -596,11 +625,13 @@ struct sdp_buf *sdp_ring_alloc(unsigned int n,
 int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 		  unsigned int from, unsigned int to, size_t size,
 		  enum dma_data_direction dir);
+void sdp_buf_free(struct ib_device *dev, struct sdp_buf *b,
+		  enum dma_data_direction dir);
 void sdp_ring_drain(struct ib_device *dev, struct sdp_buf *ring,
-		    unsigned int from, unsigned int to, size_t size,
+		    unsigned int from, unsigned int to,
 		    enum dma_data_direction dir);
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
-		   unsigned int n, size_t size, enum dma_data_direction dir);
+		   unsigned int n, enum dma_data_direction dir);
 int sdp_cq_create(struct sdp_sock *ssk, int ncqe);
 void sdp_cq_process_pending(struct sdp_sock *ssk);
 void sdp_cq_destroy(struct sdp_sock *ssk);
@@ -671,8 +702,9 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 /* sdp_mem.c */
 void sdp_mem_net_init(struct sdp_net *sn);
 bool sdp_mem_under_pressure(const struct net *net);
-int sdp_mem_charge(struct sdp_sock *ssk, unsigned int bufs, bool force);
-void sdp_mem_uncharge(struct sdp_sock *ssk, unsigned int bufs);
+int sdp_mem_charge(struct sdp_sock *ssk, unsigned int bufs, u32 size,
+		   bool force);
+void sdp_mem_uncharge(struct sdp_sock *ssk, unsigned int bufs, u32 size);
 void sdp_mem_uncharge_all(struct sdp_sock *ssk);
 void sdp_mem_ring_bufs(const struct sock *sk, unsigned int *rx,
 		       unsigned int *tx);

@@ -163,7 +163,7 @@ static bool sdp_dev_rinv(const struct ib_device *dev)
 
 static u8 sdp_hello_flags(const struct ib_device *dev)
 {
-	return sdp_dev_rinv(dev) ? SDP_HF_RINV : 0;
+	return (sdp_dev_rinv(dev) ? SDP_HF_RINV : 0) | SDP_HF_RESIZE;
 }
 
 /* The peer's Hello(Ack) @flags: what we may do to its advertisements. */
@@ -173,6 +173,7 @@ static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
 	spin_lock_bh(&ssk->lock);
 	assign_bit(SDP_F_PEER_RINV, &ssk->flags,
 		   (flags & SDP_HF_RINV) && sdp_dev_rinv(dev));
+	assign_bit(SDP_F_PEER_RESIZE, &ssk->flags, flags & SDP_HF_RESIZE);
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -183,7 +184,7 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	struct sdp_hello hh = {};
 	int err;
 
-	err = sdp_conn_setup(ssk, id, false);
+	err = sdp_conn_setup(ssk, id, false, true);
 	if (err)
 		return err;
 
@@ -195,7 +196,7 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	hh.flags = sdp_hello_flags(id->device);
 	hh.max_adverts = 1;
 	hh.desremrcvsz = cpu_to_be32(SDP_BUF_SIZE);
-	hh.localrcvsz = cpu_to_be32(SDP_BUF_SIZE);
+	hh.localrcvsz = cpu_to_be32(ssk->rx_size);
 	hh.port = sdp_addr_port((struct sockaddr *)&id->route.addr.src_addr);
 
 	sdp_conn_param(&param, &hh, sizeof(hh), id->device, NULL);
@@ -347,7 +348,8 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 				    &id->route.addr.dst_addr);
 		err = -ENOBUFS;
 	} else {
-		err = sdp_conn_setup(child, id, true);
+		err = sdp_conn_setup(child, id, true,
+				     hh->flags & SDP_HF_RESIZE);
 	}
 	release_sock(csk);
 	if (err)
@@ -363,7 +365,7 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	ha.ipv = sdp_ipv(id);
 	ha.flags = sdp_hello_flags(id->device);
 	ha.max_adverts = 1;
-	ha.actrcvsz = cpu_to_be32(SDP_BUF_SIZE);
+	ha.actrcvsz = cpu_to_be32(child->rx_size);
 	sdp_conn_param(&param, &ha, sizeof(ha), id->device, &ev->param.conn);
 	err = rdma_accept(id, &param);
 	if (err)

@@ -81,6 +81,7 @@ static void sdp_qp_event(struct ib_event *ev, void *ctx)
 static void sdp_conn_state_init(struct sdp_sock *ssk)
 {
 	ssk->rx_posted = 0;
+	ssk->rx_small_posted = 0;
 	ssk->rx_bytes = 0;
 	ssk->urg_state = SDP_URG_NONE;
 	ssk->rx_mseq_last = 0;
@@ -99,6 +100,8 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 	ssk->zc_tx.acked = 0;
 	ssk->zc_rx.buf = NULL;
 	ssk->zc_rx.compl = 0;
+	clear_bit(SDP_F_RX_BIG, &ssk->flags);
+	clear_bit(SDP_F_RX_ACKED, &ssk->flags);
 }
 
 /*
@@ -106,7 +109,8 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
  * to, and post the receive buffers.  lock_sock() held (a passive socket:
  * not yet visible to anyone else).
  */
-int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
+int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
+		   bool small)
 {
 	const struct ib_device_attr *da = &id->device->attrs;
 	struct sock *sk = &ssk->sk;
@@ -114,7 +118,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	struct sdp_device *sdev;
 	struct mem_cgroup *old;
 	u32 sge, nsend, rd_wrs;
-	unsigned int nrx;
+	unsigned int nrx, rx_init;
 	int err, ncqe;
 
 	sock_owned_by_me(sk);
@@ -141,11 +145,17 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive)
 	 * The active side posts net.sdp.rx_init_bufs receive buffers, a
 	 * passive one SDP_HALF_OPEN_BUFS until the handshake completes
 	 * (sdp_mem.c); both post the rest of the ring once the peer sends
-	 * faster than they come back (sdp_rx_grow_due()).
+	 * faster than they come back (sdp_rx_grow_due()).  Those first
+	 * buffers are small (SDP_BUF_SMALL) when the peer can be told later
+	 * that they grew (@small: the active side does not know yet, a
+	 * passive one saw SDP_HF_RESIZE in the Hello), unless
+	 * net.sdp.rx_init_bufs asks for the whole ring from the start.
 	 */
-	nrx = min(ssk->rx_count, passive ? SDP_HALF_OPEN_BUFS :
-			sdp_sysctl_rx_init_bufs(sock_net(sk)));
-	err = sdp_mem_charge(ssk, nrx, false);
+	rx_init = sdp_sysctl_rx_init_bufs(sock_net(sk));
+	nrx = min(ssk->rx_count, passive ? SDP_HALF_OPEN_BUFS : rx_init);
+	ssk->rx_size = small && rx_init < ssk->rx_count ? SDP_BUF_SMALL :
+							  SDP_BUF_SIZE;
+	err = sdp_mem_charge(ssk, nrx, ssk->rx_size, false);
 	if (err)
 		goto err;
 	/*

@@ -84,36 +84,44 @@ int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 			b->data = NULL;
 			goto err;
 		}
+		b->size = size;
 	}
 	return 0;
 err:
-	sdp_ring_drain(dev, ring, from, i, size, dir);
+	sdp_ring_drain(dev, ring, from, i, dir);
 	return -ENOMEM;
+}
+
+/* Unmap and free the buffer of @b, if it has one. */
+void sdp_buf_free(struct ib_device *dev, struct sdp_buf *b,
+		  enum dma_data_direction dir)
+{
+	if (!b->data)
+		return;
+	ib_dma_unmap_single(dev, b->dma, b->size, dir);
+	kfree(b->data);
+	b->data = NULL;
+	b->size = 0;
 }
 
 /* Unmap and free the buffers @from .. @to - 1 of @ring that have one. */
 void sdp_ring_drain(struct ib_device *dev, struct sdp_buf *ring,
-		    unsigned int from, unsigned int to, size_t size,
+		    unsigned int from, unsigned int to,
 		    enum dma_data_direction dir)
 {
 	unsigned int i;
 
-	for (i = from; i < to; i++) {
-		if (!ring[i].data)
-			continue;
-		ib_dma_unmap_single(dev, ring[i].dma, size, dir);
-		kfree(ring[i].data);
-		ring[i].data = NULL;
-	}
+	for (i = from; i < to; i++)
+		sdp_buf_free(dev, &ring[i], dir);
 }
 
 /* Unmap and free every buffer of @ring that has one, and the ring. */
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
-		   unsigned int n, size_t size, enum dma_data_direction dir)
+		   unsigned int n, enum dma_data_direction dir)
 {
 	if (!ring)
 		return;
-	sdp_ring_drain(dev, ring, 0, n, size, dir);
+	sdp_ring_drain(dev, ring, 0, n, dir);
 	kfree(ring);
 }
 

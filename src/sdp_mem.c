@@ -6,7 +6,8 @@
  * Copyright (C) 2026 The SDP for Linux authors
  *
  * Most of a connection's memory is its message buffers, 32 KiB each
- * (SDP_BUF_SIZE): by default 16 to receive and 16 to send.  A local user
+ * (SDP_BUF_SIZE; the first receive buffers 4 KiB, SDP_BUF_SMALL): by
+ * default 16 to receive and 16 to send.  A local user
  * or a peer must not be able to make the kernel hold them without bound,
  * so they are
  *
@@ -43,10 +44,11 @@
 
 #include "sdp.h"
 
-/* Pages of one message buffer. */
-#define SDP_BUF_PAGES	(SDP_BUF_SIZE >> PAGE_SHIFT)
-
-static_assert(SDP_BUF_SIZE % PAGE_SIZE == 0);
+/* Pages @bufs message buffers of @size bytes count for. */
+static long sdp_buf_pages(unsigned int bufs, u32 size)
+{
+	return (long)bufs * DIV_ROUND_UP(size, PAGE_SIZE);
+}
 
 /* Defaults of net.sdp.mem: a quarter of RAM at most, as max. */
 void sdp_mem_net_init(struct sdp_net *sn)
@@ -79,16 +81,18 @@ bool sdp_mem_under_pressure(const struct net *net)
  * sdp_mem_charge() - count @bufs message buffers of @ssk in its namespace
  * @ssk: the socket
  * @bufs: buffers about to be allocated
+ * @size: bytes each (a small buffer counts for a page)
  * @force: charge even above net.sdp.mem's max (an established connection)
  *
  * Return: 0, or -ENOBUFS (counted in MemRefused) if that would take the
  * namespace above its max.
  */
-int sdp_mem_charge(struct sdp_sock *ssk, unsigned int bufs, bool force)
+int sdp_mem_charge(struct sdp_sock *ssk, unsigned int bufs, u32 size,
+		   bool force)
 {
 	struct net *net = sock_net(&ssk->sk);
 	struct sdp_net *sn = sdp_net(net);
-	long pages = (long)bufs * SDP_BUF_PAGES;
+	long pages = sdp_buf_pages(bufs, size);
 
 	if (atomic_long_add_return(pages, &sn->mem_pages) >
 	    READ_ONCE(sn->mem[2]) && !force) {
@@ -100,10 +104,10 @@ int sdp_mem_charge(struct sdp_sock *ssk, unsigned int bufs, bool force)
 	return 0;
 }
 
-/* Give back what sdp_mem_charge() counted for @bufs buffers. */
-void sdp_mem_uncharge(struct sdp_sock *ssk, unsigned int bufs)
+/* Give back what sdp_mem_charge() counted for @bufs buffers of @size. */
+void sdp_mem_uncharge(struct sdp_sock *ssk, unsigned int bufs, u32 size)
 {
-	long pages = (long)bufs * SDP_BUF_PAGES;
+	long pages = sdp_buf_pages(bufs, size);
 
 	atomic_long_sub(pages, &sdp_net(sock_net(&ssk->sk))->mem_pages);
 	ssk->mem_pages -= pages;

@@ -90,6 +90,12 @@ static_assert(sizeof(struct sdp_bsdh) == 16);
  * sender its own LOCAL_INV.  A peer that did not set it never gets one.
  */
 #define SDP_HF_RINV	0x01
+/*
+ * SDP_HF_RESIZE: the sender understands ChRcvBufAck (struct sdp_crbah):
+ * its peer may start on small receive buffers (SDP_BUF_SMALL) and tell
+ * it later that they are bigger.
+ */
+#define SDP_HF_RESIZE	0x02
 
 /**
  * struct sdp_hello - Hello, the private data of the connect request
@@ -191,5 +197,22 @@ struct sdp_rrch {
 	__be32 len;
 } __packed;
 static_assert(sizeof(struct sdp_rrch) == 4);
+
+/**
+ * struct sdp_crbah - ChRcvBufAck header, after the BSDH
+ * @size: the size of every receive buffer the sender has posted now and
+ *	will post, BSDH included: the largest message the peer may send
+ *	from now on
+ *
+ * Sent, to a peer that set SDP_HF_RESIZE, by a side that started on
+ * SDP_BUF_SMALL buffers once its ring has grown and none of them is
+ * posted any more: receive buffers are consumed in the order they were
+ * posted, so whatever the peer sends after reading it lands in a full
+ * buffer.  Unsolicited (no ChRcvBuf asks for it); the size only grows.
+ */
+struct sdp_crbah {
+	__be32 size;
+} __packed;
+static_assert(sizeof(struct sdp_crbah) == 4);
 
 #endif /* _SDP_PROTO_H */

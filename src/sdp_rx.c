@@ -59,7 +59,7 @@ int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n)
 	ssk->rx_ring = sdp_ring_alloc(ssk->rx_count, sdp_rx_done);
 	if (!ssk->rx_ring)
 		return -ENOMEM;
-	if (sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, 0, n, SDP_BUF_SIZE,
+	if (sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, 0, n, ssk->rx_size,
 			  DMA_FROM_DEVICE))
 		return -ENOMEM;
 	ssk->rx_alloc = n;
@@ -68,20 +68,25 @@ int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n)
 
 void sdp_rx_ring_free(struct sdp_sock *ssk)
 {
+	/* Retired buffers are ring entries: the list goes with the ring. */
+	INIT_LIST_HEAD(&ssk->rx_retired);
 	sdp_ring_free(ssk->sdev->ibdev, ssk->rx_ring, ssk->rx_alloc,
-		      SDP_BUF_SIZE, DMA_FROM_DEVICE);
+		      DMA_FROM_DEVICE);
 	ssk->rx_ring = NULL;
 	ssk->rx_alloc = 0;
 }
 
-/* Post one receive buffer.  Called with ssk->lock held, or before the
- * connection is visible to anyone else.
+/*
+ * Post one receive buffer.  Called with ssk->lock held, or before the
+ * connection is visible to anyone else.  A small buffer that comes back
+ * after the ring grew to full ones (SDP_F_RX_BIG) is not posted again:
+ * it goes to rx_retired, for sdp_rx_grow() to replace.
  */
 static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 {
 	struct ib_sge sge = {
 		.addr = b->dma,
-		.length = SDP_BUF_SIZE,
+		.length = b->size,
 		.lkey = ssk->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
@@ -94,11 +99,20 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	lockdep_assert_held(&ssk->lock);
 	b->len = 0;
 	b->off = 0;
-	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, SDP_BUF_SIZE,
+	if (b->size < SDP_BUF_SIZE && test_bit(SDP_F_RX_BIG, &ssk->flags)) {
+		list_add_tail(&b->node, &ssk->rx_retired);
+		if (!test_and_set_bit(SDP_F_RX_GROW, &ssk->flags))
+			sdp_queue_work(ssk);
+		return 0;
+	}
+	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, b->size,
 				      DMA_FROM_DEVICE);
 	err = ib_post_recv(ssk->qp, &wr, NULL);
-	if (!err)
+	if (!err) {
 		ssk->rx_posted++;
+		if (b->size < SDP_BUF_SIZE)
+			ssk->rx_small_posted++;
+	}
 	return err;
 }
 
@@ -143,6 +157,54 @@ static void sdp_rx_grow_due(struct sdp_sock *ssk)
 		sdp_queue_work(ssk);
 }
 
+/*
+ * Replace the small buffers that came back after the ring grew
+ * (rx_retired) with full ones, and post them.  A buffer that cannot be
+ * had leaves its entry empty: the ring is one smaller.  lock_sock() held.
+ */
+static void sdp_rx_replace_retired(struct sdp_sock *ssk)
+{
+	struct ib_device *dev = ssk->sdev->ibdev;
+	struct sock *sk = &ssk->sk;
+	struct mem_cgroup *old;
+	struct sdp_buf *b;
+	unsigned int i;
+	int err;
+
+	for (;;) {
+		spin_lock_bh(&ssk->lock);
+		b = list_first_entry_or_null(&ssk->rx_retired, struct sdp_buf,
+					     node);
+		if (b)
+			list_del_init(&b->node);
+		spin_unlock_bh(&ssk->lock);
+		if (!b)
+			return;
+		sdp_buf_free(dev, b, DMA_FROM_DEVICE);
+		sdp_mem_uncharge(ssk, 1, SDP_BUF_SMALL);
+		/* Established: charged even above net.sdp.mem's max. */
+		sdp_mem_charge(ssk, 1, SDP_BUF_SIZE, true);
+		i = b - ssk->rx_ring;
+		old = sdp_memcg_enter(sk);
+		err = sdp_ring_fill(dev, ssk->rx_ring, i, i + 1, SDP_BUF_SIZE,
+				    DMA_FROM_DEVICE);
+		sdp_memcg_leave(old);
+		if (err) {
+			sdp_mem_uncharge(ssk, 1, SDP_BUF_SIZE);
+			continue;
+		}
+		spin_lock_bh(&ssk->lock);
+		if (sdp_tx_usable(ssk)) {
+			if (sdp_post_recv(ssk, b))
+				__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
+					    -ECONNRESET);
+			else
+				sdp_tx_try_control(ssk);
+		}
+		spin_unlock_bh(&ssk->lock);
+	}
+}
+
 /**
  * sdp_rx_grow() - post more of the receive ring
  * @ssk: the socket, lock_sock() held
@@ -150,10 +212,14 @@ static void sdp_rx_grow_due(struct sdp_sock *ssk)
  *	(sdp_rx_grow_due()), net.sdp.rx_init_bufs when a passive connection
  *	is established
  *
- * The new buffers are announced with a credit update.  When memory is
- * short (net.sdp.mem's pressure, the charge refused, no memory) the ring
- * stays as it is, for good: rx_count comes down to it, and nothing asks
- * again.
+ * The new buffers are announced with a credit update.  A ring that
+ * started on small buffers grows with full ones when the peer can be
+ * told (SDP_F_PEER_RESIZE): from then on the small ones retire as they
+ * come back and are replaced here, and once none is posted a ChRcvBufAck
+ * tells the peer it may send full messages (sdp_tx_try_control()).
+ * Without that, the ring grows with small buffers.  When memory is short
+ * (net.sdp.mem's pressure, the charge refused, no memory) the ring stays
+ * as it is, for good: rx_count comes down to it, and nothing asks again.
  */
 void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 {
@@ -161,25 +227,32 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 	unsigned int from = ssk->rx_alloc, n;
 	struct mem_cgroup *old;
 	int err = -ENOBUFS;
+	u32 size;
 
 	sock_owned_by_me(sk);
+	sdp_rx_replace_retired(ssk);
 	to = min(to, ssk->rx_count);
 	if (to <= from)
 		return;
 	n = to - from;
+	size = READ_ONCE(ssk->rx_size) == SDP_BUF_SIZE ||
+	       test_bit(SDP_F_PEER_RESIZE, &ssk->flags) ?
+	       SDP_BUF_SIZE : SDP_BUF_SMALL;
 	if (sdp_mem_under_pressure(sock_net(sk)) ||
-	    sdp_mem_charge(ssk, n, false))
+	    sdp_mem_charge(ssk, n, size, false))
 		goto small;
 	old = sdp_memcg_enter(sk);
 	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, from, from + n,
-			    SDP_BUF_SIZE, DMA_FROM_DEVICE);
+			    size, DMA_FROM_DEVICE);
 	sdp_memcg_leave(old);
 	if (err) {
-		sdp_mem_uncharge(ssk, n);
+		sdp_mem_uncharge(ssk, n, size);
 		goto small;
 	}
 	spin_lock_bh(&ssk->lock);
 	ssk->rx_alloc += n;
+	if (size > ssk->rx_size)	/* small buffers retire from now */
+		set_bit(SDP_F_RX_BIG, &ssk->flags);
 	if (sdp_tx_usable(ssk)) {
 		if (sdp_rx_post_from(ssk, from))
 			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
@@ -329,6 +402,25 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	case SDP_MID_SENDSM:
 	case SDP_MID_SRCAVAIL_CANCEL:
 		return sdp_zc_rx_msg(ssk, b, payload);
+	case SDP_MID_CHRCVBUF_ACK: {
+		const struct sdp_crbah *ca = (const void *)(h + 1);
+		u32 size;
+
+		if (payload != sizeof(*ca)) {
+			sdp_warn_peer(ssk, "ChRcvBufAck with %u bytes after the BSDH; aborting\n",
+				      payload);
+			goto abort;
+		}
+		size = be32_to_cpu(ca->size);
+		if (!sdp_crbah_ok(size, ssk->tx_max)) {
+			sdp_warn_peer(ssk, "ChRcvBufAck of %u-byte buffers, ours %u; aborting\n",
+				      size, ssk->tx_max);
+			goto abort;
+		}
+		/* Only grows: a send filling a slot may read the old one. */
+		WRITE_ONCE(ssk->tx_max, sdp_peer_tx_max(size));
+		return false;
+	}
 	default:
 		sdp_warn_peer(ssk, "unsupported message id %#x; aborting\n",
 			      h->mid);
@@ -348,6 +440,8 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&ssk->lock);
 	ssk->rx_posted--;
+	if (b->size < SDP_BUF_SIZE)
+		ssk->rx_small_posted--;
 	if (wc->status != IB_WC_SUCCESS) {
 		/*
 		 * A flush means the QP went to the error state, which a CM
@@ -365,7 +459,7 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (test_bit(SDP_F_ABORT, &ssk->flags))
 		goto out;
 
-	ib_dma_sync_single_for_cpu(ssk->sdev->ibdev, b->dma, SDP_BUF_SIZE,
+	ib_dma_sync_single_for_cpu(ssk->sdev->ibdev, b->dma, b->size,
 				   DMA_FROM_DEVICE);
 	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
 	    !sdp_zc_rx_inv(ssk, b, wc->byte_len, wc->ex.invalidate_rkey)) {

@@ -217,6 +217,9 @@ void sdp_stat_tx_ctrl(struct sdp_sock *ssk, u8 mid)
 		SDP_SK_INC(ssk, SRCAVAIL_CANCEL_TX);
 		SDP_INC_STATS(net, SDP_MIB_SRCAVAIL_CANCEL_TX);
 		break;
+	case SDP_MID_CHRCVBUF_ACK:
+		SDP_INC_STATS(net, SDP_MIB_CHRCVBUF_ACK_TX);
+		break;
 	}
 }
 
@@ -250,6 +253,9 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
 	case SDP_MID_SRCAVAIL_CANCEL:
 		SDP_SK_INC(ssk, SRCAVAIL_CANCEL_RX);
 		SDP_INC_STATS(net, SDP_MIB_SRCAVAIL_CANCEL_RX);
+		break;
+	case SDP_MID_CHRCVBUF_ACK:
+		SDP_INC_STATS(net, SDP_MIB_CHRCVBUF_ACK_RX);
 		break;
 	}
 }

@@ -92,7 +92,7 @@ int sdp_tx_ring_ready(struct sdp_sock *ssk)
 	sdp_memcg_leave(old);
 	if (err)
 		return err;
-	sdp_mem_charge(ssk, n, true);
+	sdp_mem_charge(ssk, n, SDP_BUF_SIZE, true);
 	spin_lock_bh(&ssk->lock);
 	ssk->tx_count = n;	/* the ring is empty: no slot moves */
 	ssk->tx_alloc = n;
@@ -143,9 +143,8 @@ unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk)
 	mutex_unlock(&ssk->tx_mutex);
 	if (!n)
 		return idle;	/* data in flight: not idle */
-	sdp_ring_drain(ssk->sdev->ibdev, ssk->tx_ring, 0, n, SDP_BUF_SIZE,
-		       DMA_TO_DEVICE);
-	sdp_mem_uncharge(ssk, n);
+	sdp_ring_drain(ssk->sdev->ibdev, ssk->tx_ring, 0, n, DMA_TO_DEVICE);
+	sdp_mem_uncharge(ssk, n, SDP_BUF_SIZE);
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_TX_RING_RELEASES);
 	return 0;
 }
@@ -154,10 +153,8 @@ void sdp_tx_ring_free(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->sdev->ibdev;
 
-	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_alloc, SDP_BUF_SIZE,
-		      DMA_TO_DEVICE);
-	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
-		      DMA_TO_DEVICE);
+	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_alloc, DMA_TO_DEVICE);
+	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, DMA_TO_DEVICE);
 	ssk->tx_ring = NULL;
 	ssk->ctrl_ring = NULL;
 	ssk->tx_alloc = 0;
@@ -357,6 +354,25 @@ again:
  * behind it.  Called when credits or buffers may have become free.
  * ssk->lock held.
  */
+/*
+ * Our receive ring grew from small buffers to full ones (sdp_rx_grow())
+ * and no small one is posted any more: whatever the peer sends after it
+ * reads a ChRcvBufAck lands in a full buffer, so send it one.
+ * ssk->lock held.
+ */
+static void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk)
+{
+	struct sdp_crbah ca = { .size = cpu_to_be32(SDP_BUF_SIZE) };
+
+	lockdep_assert_held(&ssk->lock);
+	if (!test_bit(SDP_F_RX_BIG, &ssk->flags) ||
+	    test_bit(SDP_F_RX_ACKED, &ssk->flags) || ssk->rx_small_posted ||
+	    __sdp_post_ctrl(ssk, SDP_MID_CHRCVBUF_ACK, &ca, sizeof(ca), NULL))
+		return;
+	set_bit(SDP_F_RX_ACKED, &ssk->flags);
+	WRITE_ONCE(ssk->rx_size, SDP_BUF_SIZE);
+}
+
 void sdp_tx_try_control(struct sdp_sock *ssk)
 {
 	u32 grant;
@@ -366,6 +382,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 		return;
 	sdp_tx_push(ssk);
 	sdp_zc_tx_control(ssk);
+	sdp_tx_chrcvbuf_ack(ssk);
 	/*
 	 * DisConn waits for an advertisement of ours to end: a SendSM may
 	 * still ask for its rest as Data.
@@ -441,7 +458,7 @@ bool sdp_tx_idle(const struct sdp_sock *ssk)
 bool sdp_tx_writable(const struct sdp_sock *ssk)
 {
 	u32 lowat = READ_ONCE(ssk->tcp.notsent_lowat);
-	u32 room = ssk->tx_max - SDP_HDR;
+	u32 room = READ_ONCE(ssk->tx_max) - SDP_HDR;
 
 	/*
 	 * TCP_NOTSENT_LOWAT: no room while that much waits for credits to
@@ -607,7 +624,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		}
 		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
 		off = SDP_HDR + ssk->tx_fill;
-		n = min_t(size_t, ssk->tx_max - off, len - copied);
+		n = min_t(size_t, READ_ONCE(ssk->tx_max) - off, len - copied);
 		/* A completion-time release must wait for this copy. */
 		set_bit(SDP_F_TX_FILLING, &ssk->flags);
 		spin_unlock_bh(&ssk->lock);
@@ -635,7 +652,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		ssk->tx_fill += n;
 		ssk->tx_bytes += n;
 		/* The slot with an urgent last byte is committed below. */
-		if (SDP_HDR + ssk->tx_fill == ssk->tx_max &&
+		if (SDP_HDR + ssk->tx_fill == READ_ONCE(ssk->tx_max) &&
 		    !(oob && copied == len))
 			sdp_tx_flush(ssk);
 		spin_unlock_bh(&ssk->lock);

@@ -37,6 +37,13 @@
  * it, and it bounds what we send to a peer with larger ones.
  */
 #define SDP_BUF_SIZE		(32 * 1024)
+/*
+ * The receive buffers a connection starts on while its ring is small
+ * (net.sdp.rx_init_bufs of them), when the peer can be told later that
+ * they are SDP_BUF_SIZE (SDP_HF_RESIZE, ChRcvBufAck): a request or an
+ * answer of up to 4 KiB less the BSDH fits one.
+ */
+#define SDP_BUF_SMALL		4096
 /* The smallest receive buffers a peer may announce in Hello(Ack). */
 #define SDP_MIN_PEER_RCVSZ	1024
 /* Data needs two credits: the last one is kept for a control message. */
@@ -350,6 +357,21 @@ sdp_hello_ack_check(const struct sdp_hello_ack *ha, u32 len)
 static inline u32 sdp_peer_tx_max(u32 rcvsz)
 {
 	return min_t(u32, rcvsz, SDP_BUF_SIZE);
+}
+
+/**
+ * sdp_crbah_ok() - may a peer's ChRcvBufAck announce @size?
+ * @size: its struct sdp_crbah size
+ * @tx_max: the largest message we send it now (sdp_peer_tx_max())
+ *
+ * Buffers only grow: a size below what the peer announced before would
+ * take back room our messages in flight may already use.
+ *
+ * Return: true if @size is at least SDP_MIN_PEER_RCVSZ and @tx_max.
+ */
+static inline bool sdp_crbah_ok(u32 size, u32 tx_max)
+{
+	return size >= SDP_MIN_PEER_RCVSZ && size >= tx_max;
 }
 
 #endif /* _SDP_WIRE_H */

@@ -157,6 +157,33 @@ static void test_unimplemented_mid(void)
 			 "unsupported message id 0xfd", 1);
 	bad_message_case(MID_MODE_CHANGE, 20, 1, 4, 20, BY_SO_ERROR,
 			 "unsupported message id 0x7", 1);
+	bad_message_case(MID_CHRCVBUF, 20, 1, 4, 20, BY_SO_ERROR,
+			 "unsupported message id 0xb", 1);
+}
+
+/*
+ * A ChRcvBufAck may only make the peer's buffers bigger, and carries a
+ * 4-byte size: one of another length, of a size below 1024 bytes or
+ * below the buffers the peer announced before (32 KiB in its Hello) is
+ * a protocol error.
+ */
+static void test_chrcvbuf_ack_violations(void)
+{
+	uint32_t small = htonl(SDP_BUF_SMALL);
+	struct peer p;
+
+	bad_message_case(MID_CHRCVBUF_ACK, 24, 1, 8, 24, BY_SO_ERROR,
+			 "ChRcvBufAck with 8 bytes after the BSDH", 1);
+	bad_message_case(MID_CHRCVBUF_ACK, 20, 1, 4, 20, BY_SO_ERROR,
+			 "ChRcvBufAck of 0-byte buffers", 1);
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_send(&p, MID_CHRCVBUF_ACK, &small, sizeof(small));
+	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, 0);
+	klog_expect("ChRcvBufAck of 4096-byte buffers, ours 32768");
+	peer_expect_abort(&p, 1);
+	peer_teardown(&p);
 }
 
 /*
@@ -704,8 +731,9 @@ static void test_zcopy_remote_inv(void)
 
 	klog_start();
 	peer_setup(&p, 0);
-	CHECK(p.ha.flags == HF_RINV, "HelloAck flags %#x, expected %#x",
-	      p.ha.flags, HF_RINV);
+	CHECK(p.ha.flags == (HF_RINV | HF_RESIZE),
+	      "HelloAck flags %#x, expected %#x", p.ha.flags,
+	      HF_RINV | HF_RESIZE);
 	first = zsend_read_by_peer(&p, true);
 	info = sdp_info_of(p.sock);
 	CHECK(info.sdpi_rinv_rx == 1 && info.sdpi_zcopy_tx_bytes == PEER_BIG,
@@ -1579,6 +1607,19 @@ static void test_abort_before_established(void)
 
 #define RX_INIT_SYSCTL	"/proc/sys/net/sdp/rx_init_bufs"
 
+/* MemPages at base + want (for wait_until()). */
+struct pages_at {
+	long long base;
+	long long want;
+};
+
+static bool mem_pages_plus(void *arg)
+{
+	const struct pages_at *a = arg;
+
+	return sdp_stat("MemPages") - a->base == a->want;
+}
+
 /*
  * A connection posts net.sdp.rx_init_bufs receive buffers (3 by default;
  * the rest of this suite runs with 16, the whole ring, see main()) and
@@ -1613,6 +1654,75 @@ static void test_rx_ring_grows(void)
 	sdp_expect_data(&p, "onetwo");
 	CHECK(write_file(RX_INIT_SYSCTL, "16") == 0, "write %s: %s",
 	      RX_INIT_SYSCTL, strerror(errno));
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
+/*
+ * A peer that sets SDP_HF_RESIZE gets a ring of 3 small (4 KiB) buffers:
+ * HelloAck actrcvsz 4096, 3 credits, 3 pages.  Its second Data message
+ * makes the ring grow with full buffers (a credit update for the ring
+ * less the two holding data); once the last small buffer still posted
+ * has taken its third message, a ChRcvBufAck of 32768 says that what it
+ * sends from then on may be full-size, and a 20000-byte message arrives
+ * intact.  The small buffers, read, are replaced by full ones: 16 x 8
+ * pages in the end.
+ */
+static void test_rx_small_buffers(void)
+{
+	long long grows = sdp_stat("RxRingGrows");
+	long long acks = sdp_stat("ChRcvBufAckTx");
+	long long pages = sdp_stat("MemPages");
+	const size_t big = 20000 - 16;
+	char *buf = xmalloc(big);
+	struct peer p;
+	struct msg *m;
+	uint32_t size;
+
+	CHECK(write_file(RX_INIT_SYSCTL, "3") == 0, "write %s: %s",
+	      RX_INIT_SYSCTL, strerror(errno));
+	peer_listen(&p, 4, 0);
+	p.hello_flags = HF_RESIZE;
+	peer_start(&p, NULL);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, PEER_WAIT_MS);
+	CHECK(ntohl(p.ha.actrcvsz) == SDP_BUF_SMALL &&
+	      (p.ha.flags & HF_RESIZE) && p.credits == SDP_HALF_OPEN_BUFS,
+	      "HelloAck: %u-byte buffers, flags %#x, %u credits",
+	      ntohl(p.ha.actrcvsz), p.ha.flags, p.credits);
+	CHECK(sdp_stat("MemPages") - pages == SDP_HALF_OPEN_BUFS,
+	      "MemPages +%lld for 3 small buffers", sdp_stat("MemPages") - pages);
+	peer_send_data(&p, "one");
+	peer_send_data(&p, "two");
+	m = peer_expect_msg(&p, MID_UPDATE, 2);
+	CHECK(m->bufs == SDP_DEFAULT_BUFS - 2,
+	      "credit update of %u buffers, expected %u", m->bufs,
+	      SDP_DEFAULT_BUFS - 2);
+	CHECK(sdp_stat("RxRingGrows") - grows == 1, "RxRingGrows +%lld",
+	      sdp_stat("RxRingGrows") - grows);
+	CHECK(sdp_stat("ChRcvBufAckTx") == acks,
+	      "ChRcvBufAck while a small buffer is still posted");
+	peer_send_data(&p, "three");
+	m = peer_expect_msg(&p, MID_CHRCVBUF_ACK, 3);
+	CHECK(m->len == 20, "ChRcvBufAck of %u bytes", m->len);
+	memcpy(&size, m->payload, sizeof(size));
+	CHECK(ntohl(size) == SDP_BUF_SIZE, "ChRcvBufAck of %u-byte buffers",
+	      ntohl(size));
+	CHECK(sdp_stat("ChRcvBufAckTx") - acks == 1, "ChRcvBufAckTx +%lld",
+	      sdp_stat("ChRcvBufAckTx") - acks);
+	sdp_expect_data(&p, "onetwothree");
+	peer_send_big(&p, big + 16);
+	CHECK(read_all(p.sock, buf, big) == (ssize_t)big, "read %zu: %s", big,
+	      strerror(errno));
+	for (size_t i = 0; i < big; i++)
+		CHECK(!buf[i], "byte %zu of the full-size message is %#x", i,
+		      buf[i]);
+	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
+			 SDP_DEFAULT_BUFS * BUF_PAGES }, WAIT_MS),
+	      "MemPages +%lld, expected +%d once the small buffers are replaced",
+	      sdp_stat("MemPages") - pages, SDP_DEFAULT_BUFS * BUF_PAGES);
+	free(buf);
 	sdp_expect_healthy(&p);
 	orderly_close(&p);
 	peer_teardown(&p);
@@ -1697,6 +1807,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_valid_peer),
 	TAP_TEST(test_unknown_mid),
 	TAP_TEST(test_unimplemented_mid),
+	TAP_TEST(test_chrcvbuf_ack_violations),
 	TAP_TEST(test_zcopy_violations),
 	TAP_TEST(test_zcopy_stale_key),
 	TAP_TEST(test_zcopy_key_range),
@@ -1724,6 +1835,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),
 	TAP_TEST(test_rx_ring_grows),
+	TAP_TEST(test_rx_small_buffers),
 	TAP_TEST(test_half_open_bounded),
 	TAP_TEST(test_keepalive_dead_peer),
 	TAP_TEST(test_keepalive_live_peer),

@@ -571,6 +571,19 @@ static void test_peer_tx_max(void)
 	EQ(sdp_peer_tx_max(0xffffffff), 32768);
 }
 
+/* A ChRcvBufAck only makes the peer's buffers bigger, and never tiny. */
+static void test_crbah_ok(void)
+{
+	EQ(sdp_crbah_ok(SDP_BUF_SIZE, SDP_BUF_SMALL), true);
+	EQ(sdp_crbah_ok(SDP_BUF_SMALL, SDP_BUF_SMALL), true);
+	EQ(sdp_crbah_ok(SDP_BUF_SIZE + 1, SDP_BUF_SIZE), true);
+	EQ(sdp_crbah_ok(SDP_BUF_SMALL, SDP_BUF_SIZE), false);
+	EQ(sdp_crbah_ok(SDP_BUF_SMALL - 1, SDP_BUF_SMALL), false);
+	EQ(sdp_crbah_ok(SDP_MIN_PEER_RCVSZ - 1, 0), false);
+	EQ(sdp_crbah_ok(0, 0), false);
+	EQ(sdp_crbah_ok(SDP_MIN_PEER_RCVSZ, 0), true);
+}
+
 /*
  * Two peers built from nothing but the functions above, as sdp_tx.c and
  * sdp_rx.c use them: sdp_fill_bsdh() (sdp_bsdh_init(),
@@ -820,6 +833,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_hello_check),
 	TAP_TEST(test_hello_ack_check),
 	TAP_TEST(test_peer_tx_max),
+	TAP_TEST(test_crbah_ok),
 	TAP_TEST(test_flow_model),
 	TAP_TEST(test_flow_overrun),
 };

@@ -57,6 +57,8 @@ enum {
 	MID_RDMA_RD_COMPL = 0x06,
 	MID_MODE_CHANGE	= 0x07,
 	MID_SRCAVAIL_CANCEL = 0x08,
+	MID_CHRCVBUF	= 0x0b,
+	MID_CHRCVBUF_ACK = 0x0c,
 	MID_SINKAVAIL	= 0xfd,
 	MID_SRCAVAIL	= 0xfe,
 	MID_DATA	= 0xff,
@@ -103,6 +105,11 @@ struct hello_ack {
 
 /* Hello(Ack) flags: the sender's advertised keys may be invalidated. */
 #define HF_RINV		0x01
+/* ... it understands ChRcvBufAck (its peer may start on small buffers). */
+#define HF_RESIZE	0x02
+/* The module's receive buffers: small at first, then full (src/sdp_wire.h). */
+#define SDP_BUF_SMALL	4096
+#define SDP_BUF_SIZE	(32 * 1024)
 
 /* After the BSDH of a SrcAvail. */
 struct srcah {
