@@ -55,8 +55,8 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_MAX_HALF_OPEN	256
 #define SDP_CTRL_BUFS		4
 /* A control message: BSDH and the largest extra header we send there. */
-#define SDP_CTRL_SIZE		(sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch))
-static_assert(sizeof(struct sdp_crbah) <= sizeof(struct sdp_rrch));
+#define SDP_CTRL_SIZE		(sizeof(struct sdp_bsdh) + sizeof(struct sdp_crbah))
+static_assert(sizeof(struct sdp_rrch) <= sizeof(struct sdp_crbah));
 /* A small receive buffer holds any control message and a SrcAvail. */
 static_assert(SDP_CTRL_SIZE <= SDP_BUF_SMALL);
 static_assert(sizeof(struct sdp_bsdh) + sizeof(struct sdp_srcah) <=
@@ -144,9 +144,13 @@ enum {
 	SDP_F_PEER_RESIZE,	/* the peer's Hello(Ack) had SDP_HF_RESIZE */
 	SDP_F_RX_BIG,		/* the receive ring grew to SDP_BUF_SIZE
 				 * buffers: small ones retire as they come
-				 * back, ChRcvBufAck once none is posted
+				 * back; ChRcvBufAck due
 				 */
 	SDP_F_RX_ACKED,		/* ... and that ChRcvBufAck is posted */
+	SDP_F_PEER_GREW,	/* the peer's ChRcvBufAck came: messages from
+				 * tx_big_mseq on may be tx_max, the ones
+				 * before at most tx_small_max
+				 */
 	SDP_F_TX_FILLING,	/* sendmsg() is copying into slot tx_head
 				 * without the lock: only it may commit it
 				 */
@@ -380,6 +384,9 @@ struct sdp_ka {
  * @tx_mseq_next: mseq of the next message we send
  * @tx_credits: messages we may send (peer's posted buffers)
  * @tx_max: largest message the peer accepts (BSDH included)
+ * @tx_small_max: ... before its ChRcvBufAck (SDP_F_PEER_GREW), which
+ *	still binds the messages before @tx_big_mseq (sdp_tx_push())
+ * @tx_big_mseq: the first mseq that may be @tx_max; both under @lock
  * @tx_bytes: payload bytes posted and not yet completed, plus @tx_fill
  *	and @tx_unposted
  * @tx_unposted: payload bytes in committed slots not yet posted
@@ -453,6 +460,8 @@ struct sdp_sock {
 	u32 tx_mseq_next;
 	int tx_credits;
 	u32 tx_max;
+	u32 tx_small_max;
+	u32 tx_big_mseq;
 	u32 tx_bytes;
 	u32 tx_unposted;
 
@@ -663,6 +672,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len);
 void sdp_tx_flush(struct sdp_sock *ssk);
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
 void sdp_tx_try_control(struct sdp_sock *ssk);
+void sdp_tx_repack(struct sdp_sock *ssk);
 u32 sdp_credit_grant(const struct sdp_sock *ssk);
 void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 		   bool seq);

@@ -102,6 +102,7 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 	ssk->zc_rx.compl = 0;
 	clear_bit(SDP_F_RX_BIG, &ssk->flags);
 	clear_bit(SDP_F_RX_ACKED, &ssk->flags);
+	clear_bit(SDP_F_PEER_GREW, &ssk->flags);
 }
 
 /*

@@ -200,19 +200,23 @@ static_assert(sizeof(struct sdp_rrch) == 4);
 
 /**
  * struct sdp_crbah - ChRcvBufAck header, after the BSDH
- * @size: the size of every receive buffer the sender has posted now and
- *	will post, BSDH included: the largest message the peer may send
- *	from now on
+ * @size: the size of the receive buffers the sender posts from now on,
+ *	BSDH included: the largest message the peer may send ...
+ * @mseq: ... from the message with this mseq on; the ones before land in
+ *	the smaller buffers still posted, and must fit them
  *
  * Sent, to a peer that set SDP_HF_RESIZE, by a side that started on
- * SDP_BUF_SMALL buffers once its ring has grown and none of them is
- * posted any more: receive buffers are consumed in the order they were
- * posted, so whatever the peer sends after reading it lands in a full
- * buffer.  Unsolicited (no ChRcvBuf asks for it); the size only grows.
+ * SDP_BUF_SMALL buffers, when its ring grows to full ones: receive
+ * buffers are consumed in the order they were posted, so it knows which
+ * message lands in the first full one (its last mseq received plus the
+ * small buffers still posted, plus one).  Unsolicited (no ChRcvBuf asks
+ * for it), once; the size only grows.  OFED's ChRcvBufAck had the size
+ * alone: @mseq is this protocol's (version 3.0, SDP_HF_RESIZE).
  */
 struct sdp_crbah {
 	__be32 size;
+	__be32 mseq;
 } __packed;
-static_assert(sizeof(struct sdp_crbah) == 4);
+static_assert(sizeof(struct sdp_crbah) == 8);
 
 #endif /* _SDP_PROTO_H */

@@ -214,9 +214,9 @@ static void sdp_rx_replace_retired(struct sdp_sock *ssk)
  *
  * The new buffers are announced with a credit update.  A ring that
  * started on small buffers grows with full ones when the peer can be
- * told (SDP_F_PEER_RESIZE): from then on the small ones retire as they
- * come back and are replaced here, and once none is posted a ChRcvBufAck
- * tells the peer it may send full messages (sdp_tx_try_control()).
+ * told (SDP_F_PEER_RESIZE): a ChRcvBufAck tells it from which message on
+ * it may send full ones (sdp_tx_try_control()), and the small ones
+ * retire as they come back and are replaced here.
  * Without that, the ring grows with small buffers.  When memory is short
  * (net.sdp.mem's pressure, the charge refused, no memory) the ring stays
  * as it is, for good: rx_count comes down to it, and nothing asks again.
@@ -412,13 +412,25 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			goto abort;
 		}
 		size = be32_to_cpu(ca->size);
+		if (test_bit(SDP_F_PEER_GREW, &ssk->flags)) {
+			sdp_warn_peer(ssk, "second ChRcvBufAck; aborting\n");
+			goto abort;
+		}
 		if (!sdp_crbah_ok(size, ssk->tx_max)) {
 			sdp_warn_peer(ssk, "ChRcvBufAck of %u-byte buffers, ours %u; aborting\n",
 				      size, ssk->tx_max);
 			goto abort;
 		}
-		/* Only grows: a send filling a slot may read the old one. */
+		/*
+		 * Messages from its mseq on may be that big, the ones before
+		 * still land in its small buffers (sdp_tx_push()).  Only
+		 * grows: a send filling a slot may read the old one.
+		 */
+		ssk->tx_small_max = ssk->tx_max;
+		ssk->tx_big_mseq = be32_to_cpu(ca->mseq);
+		set_bit(SDP_F_PEER_GREW, &ssk->flags);
 		WRITE_ONCE(ssk->tx_max, sdp_peer_tx_max(size));
+		sdp_tx_repack(ssk);
 		return false;
 	}
 	default:

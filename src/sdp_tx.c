@@ -316,6 +316,19 @@ static bool sdp_tx_release(const struct sdp_sock *ssk)
 		 !sdp_tx_ring_busy(ssk)));
 }
 
+/*
+ * Must the next message be small?  After the peer's ChRcvBufAck, a slot
+ * filled beyond what the peer's small buffers hold may go only from
+ * tx_big_mseq on.  ssk->lock held.
+ */
+static bool sdp_tx_too_big_yet(const struct sdp_sock *ssk,
+			       const struct sdp_buf *b)
+{
+	return test_bit(SDP_F_PEER_GREW, &ssk->flags) &&
+	       SDP_HDR + b->len > ssk->tx_small_max &&
+	       sdp_mseq_after(ssk->tx_big_mseq, ssk->tx_mseq_next);
+}
+
 /* Post committed data while credits allow.  ssk->lock held. */
 static void sdp_tx_push(struct sdp_sock *ssk)
 {
@@ -325,6 +338,12 @@ again:
 	       sdp_data_credit_ok(ssk->tx_credits) && sdp_tx_usable(ssk)) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
 
+		/* The peer's small buffers take an empty message first. */
+		if (sdp_tx_too_big_yet(ssk, b)) {
+			if (sdp_post_ctrl(ssk, SDP_MID_DATA))
+				break;
+			continue;
+		}
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
 		sdp_fill_bsdh(ssk, b->data, b->mid, SDP_HDR + b->len, true);
 		if (b->mid == SDP_MID_DATA)
@@ -350,29 +369,34 @@ again:
 }
 
 /*
- * Send what can go now: committed data, then a DisConn that waits
- * behind it.  Called when credits or buffers may have become free.
- * ssk->lock held.
- */
-/*
- * Our receive ring grew from small buffers to full ones (sdp_rx_grow())
- * and no small one is posted any more: whatever the peer sends after it
- * reads a ChRcvBufAck lands in a full buffer, so send it one.
- * ssk->lock held.
+ * Our receive ring grew from small buffers to full ones (sdp_rx_grow()):
+ * tell the peer from which message on it may send full ones.  Buffers
+ * are consumed in the order they were posted, and no small one is posted
+ * any more: the small ones still posted take the next rx_small_posted
+ * messages, the one after lands in a full buffer.  ssk->lock held.
  */
 static void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk)
 {
-	struct sdp_crbah ca = { .size = cpu_to_be32(SDP_BUF_SIZE) };
+	struct sdp_crbah ca = {
+		.size = cpu_to_be32(SDP_BUF_SIZE),
+		.mseq = cpu_to_be32(ssk->rx_mseq_last + ssk->rx_small_posted +
+				    1),
+	};
 
 	lockdep_assert_held(&ssk->lock);
 	if (!test_bit(SDP_F_RX_BIG, &ssk->flags) ||
-	    test_bit(SDP_F_RX_ACKED, &ssk->flags) || ssk->rx_small_posted ||
+	    test_bit(SDP_F_RX_ACKED, &ssk->flags) ||
 	    __sdp_post_ctrl(ssk, SDP_MID_CHRCVBUF_ACK, &ca, sizeof(ca), NULL))
 		return;
 	set_bit(SDP_F_RX_ACKED, &ssk->flags);
 	WRITE_ONCE(ssk->rx_size, SDP_BUF_SIZE);
 }
 
+/*
+ * Send what can go now: committed data, then a DisConn that waits
+ * behind it.  Called when credits or buffers may have become free.
+ * ssk->lock held.
+ */
 void sdp_tx_try_control(struct sdp_sock *ssk)
 {
 	u32 grant;
@@ -452,6 +476,70 @@ bool sdp_tx_idle(const struct sdp_sock *ssk)
 	lockdep_assert_held(&ssk->lock);
 	return ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
 	       ssk->ctrl_tail == ssk->ctrl_head;
+}
+
+/* Exchange the buffers (and what they hold) of two unposted slots. */
+static void sdp_tx_slot_swap(struct sdp_buf *a, struct sdp_buf *b)
+{
+	swap(a->data, b->data);
+	swap(a->dma, b->dma);
+	swap(a->size, b->size);
+	swap(a->len, b->len);
+	swap(a->mid, b->mid);
+	swap(a->flags, b->flags);
+}
+
+/**
+ * sdp_tx_repack() - pack data that waits for credits into bigger messages
+ * @ssk: the socket, ssk->lock held
+ *
+ * The peer's buffers grew (its ChRcvBufAck raised tx_max), but the Data
+ * slots committed before were filled to the old size, and the peer's
+ * buffers are counted in messages, not bytes: a sender whose reader is
+ * slow would hold an eighth of what it could.  Each waiting slot's
+ * payload goes onto the end of the one before it where it fits, and the
+ * slots emptied are free again.  Only when everything from tx_post to
+ * tx_head is plain Data (no urgent byte, no SrcAvail, whose slot the
+ * zero-copy code knows by index), and not while sendmsg() copies into
+ * the slot being filled, which moves along with tx_head.
+ */
+void sdp_tx_repack(struct sdp_sock *ssk)
+{
+	u32 room = READ_ONCE(ssk->tx_max) - SDP_HDR;
+	unsigned int i, dst = ssk->tx_post;
+	struct sdp_buf *d, *s;
+
+	lockdep_assert_held(&ssk->lock);
+	if (ssk->tx_head - ssk->tx_post < 2 ||
+	    test_bit(SDP_F_TX_FILLING, &ssk->flags))
+		return;
+	for (i = ssk->tx_post; i != ssk->tx_head; i++) {
+		s = &ssk->tx_ring[i % ssk->tx_count];
+		if (s->mid != SDP_MID_DATA || s->flags)
+			return;
+	}
+	for (i = ssk->tx_post + 1; i != ssk->tx_head; i++) {
+		d = &ssk->tx_ring[dst % ssk->tx_count];
+		s = &ssk->tx_ring[i % ssk->tx_count];
+		if (d->len + s->len <= room) {
+			memcpy(d->data + SDP_HDR + d->len, s->data + SDP_HDR,
+			       s->len);
+			d->len += s->len;
+			s->len = 0;
+			continue;
+		}
+		dst++;
+		if (dst != i)
+			sdp_tx_slot_swap(&ssk->tx_ring[dst % ssk->tx_count], s);
+	}
+	dst++;
+	if (dst == ssk->tx_head)
+		return;
+	/* The slot being filled, if any, is the new tx_head. */
+	if (ssk->tx_fill)
+		sdp_tx_slot_swap(&ssk->tx_ring[dst % ssk->tx_count],
+				 &ssk->tx_ring[ssk->tx_head % ssk->tx_count]);
+	ssk->tx_head = dst;
 }
 
 /* Can sendmsg() take at least one byte without waiting? */

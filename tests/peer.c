@@ -163,26 +163,78 @@ static void test_unimplemented_mid(void)
 
 /*
  * A ChRcvBufAck may only make the peer's buffers bigger, and carries a
- * 4-byte size: one of another length, of a size below 1024 bytes or
- * below the buffers the peer announced before (32 KiB in its Hello) is
- * a protocol error.
+ * size and an mseq (8 bytes): one of another length, of a size below
+ * 1024 bytes or below the buffers the peer announced before (32 KiB in
+ * its Hello) is a protocol error.
  */
 static void test_chrcvbuf_ack_violations(void)
 {
-	uint32_t small = htonl(SDP_BUF_SMALL);
+	uint32_t small[2] = { htonl(SDP_BUF_SMALL), htonl(1) };
 	struct peer p;
 
-	bad_message_case(MID_CHRCVBUF_ACK, 24, 1, 8, 24, BY_SO_ERROR,
-			 "ChRcvBufAck with 8 bytes after the BSDH", 1);
 	bad_message_case(MID_CHRCVBUF_ACK, 20, 1, 4, 20, BY_SO_ERROR,
+			 "ChRcvBufAck with 4 bytes after the BSDH", 1);
+	bad_message_case(MID_CHRCVBUF_ACK, 24, 1, 8, 24, BY_SO_ERROR,
 			 "ChRcvBufAck of 0-byte buffers", 1);
 
 	klog_start();
 	peer_setup(&p, 0);
-	peer_send(&p, MID_CHRCVBUF_ACK, &small, sizeof(small));
+	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
 	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, 0);
 	klog_expect("ChRcvBufAck of 4096-byte buffers, ours 32768");
 	peer_expect_abort(&p, 1);
+	peer_teardown(&p);
+
+	/* One is all there is. */
+	klog_start();
+	peer_setup(&p, 0);
+	small[0] = htonl(SDP_BUF_SIZE);
+	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
+	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
+	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, 0);
+	klog_expect("second ChRcvBufAck");
+	peer_expect_abort(&p, 2);
+	peer_teardown(&p);
+}
+
+static void hello_4k_bufs(struct hello *hh)
+{
+	hh->localrcvsz = htonl(SDP_BUF_SMALL);
+}
+
+/*
+ * The module as the sender: a peer whose Hello announced 4 KiB buffers
+ * and whose ChRcvBufAck allows 32 KiB messages from mseq 3 on.  A 10000-
+ * byte write does not go as mseq 2, which would land in a small buffer:
+ * an empty Data message takes mseq 2, the write goes whole as mseq 3.
+ */
+static void test_sender_waits_for_big_mseq(void)
+{
+	uint32_t ca[2] = { htonl(SDP_BUF_SIZE), htonl(3) };
+	const size_t n = 10000;
+	char *buf = xmalloc(n);
+	struct peer p;
+	struct msg *m;
+
+	peer_listen(&p, 4, 0);
+	peer_start(&p, hello_4k_bufs);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, PEER_WAIT_MS);
+	m = peer_expect_msg(&p, MID_UPDATE, 0);	/* the ring grew: mseq 1 */
+	p.credits = m->bufs;
+	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
+	memset(buf, 'z', n);
+	CHECK(write_all(p.sock, buf, n) == (ssize_t)n, "write: %s",
+	      strerror(errno));
+	m = peer_expect_msg(&p, MID_UPDATE, 1);
+	CHECK(m->mseq == 2, "empty message as mseq %u", m->mseq);
+	m = peer_expect_msg(&p, MID_DATA, 1);
+	CHECK(m->mseq == 3 && m->byte_len == 16 + n,
+	      "Data of %u bytes as mseq %u, expected %zu as 3", m->byte_len,
+	      m->mseq, 16 + n);
+	free(buf);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
 	peer_teardown(&p);
 }
 
@@ -1662,12 +1714,12 @@ static void test_rx_ring_grows(void)
 /*
  * A peer that sets SDP_HF_RESIZE gets a ring of 3 small (4 KiB) buffers:
  * HelloAck actrcvsz 4096, 3 credits, 3 pages.  Its second Data message
- * makes the ring grow with full buffers (a credit update for the ring
- * less the two holding data); once the last small buffer still posted
- * has taken its third message, a ChRcvBufAck of 32768 says that what it
- * sends from then on may be full-size, and a 20000-byte message arrives
- * intact.  The small buffers, read, are replaced by full ones: 16 x 8
- * pages in the end.
+ * makes the ring grow with full buffers, announced by a ChRcvBufAck that
+ * grants the ring less the two buffers holding data and says: 32768-byte
+ * messages from mseq 4 on (the third still lands in the last small
+ * buffer).  The third, small, and a 20000-byte fourth arrive intact.
+ * The small buffers, read, are replaced by full ones: 16 x 8 pages in
+ * the end.
  */
 static void test_rx_small_buffers(void)
 {
@@ -1678,7 +1730,7 @@ static void test_rx_small_buffers(void)
 	char *buf = xmalloc(big);
 	struct peer p;
 	struct msg *m;
-	uint32_t size;
+	uint32_t ca[2];
 
 	CHECK(write_file(RX_INIT_SYSCTL, "3") == 0, "write %s: %s",
 	      RX_INIT_SYSCTL, strerror(errno));
@@ -1695,22 +1747,20 @@ static void test_rx_small_buffers(void)
 	      "MemPages +%lld for 3 small buffers", sdp_stat("MemPages") - pages);
 	peer_send_data(&p, "one");
 	peer_send_data(&p, "two");
-	m = peer_expect_msg(&p, MID_UPDATE, 2);
+	m = peer_expect_msg(&p, MID_CHRCVBUF_ACK, 2);
+	CHECK(m->len == 24, "ChRcvBufAck of %u bytes", m->len);
 	CHECK(m->bufs == SDP_DEFAULT_BUFS - 2,
-	      "credit update of %u buffers, expected %u", m->bufs,
+	      "ChRcvBufAck grants %u buffers, expected %u", m->bufs,
 	      SDP_DEFAULT_BUFS - 2);
+	memcpy(ca, m->payload, sizeof(ca));
+	CHECK(ntohl(ca[0]) == SDP_BUF_SIZE && ntohl(ca[1]) == 4,
+	      "ChRcvBufAck of %u-byte buffers from mseq %u, expected %u from 4",
+	      ntohl(ca[0]), ntohl(ca[1]), SDP_BUF_SIZE);
 	CHECK(sdp_stat("RxRingGrows") - grows == 1, "RxRingGrows +%lld",
 	      sdp_stat("RxRingGrows") - grows);
-	CHECK(sdp_stat("ChRcvBufAckTx") == acks,
-	      "ChRcvBufAck while a small buffer is still posted");
-	peer_send_data(&p, "three");
-	m = peer_expect_msg(&p, MID_CHRCVBUF_ACK, 3);
-	CHECK(m->len == 20, "ChRcvBufAck of %u bytes", m->len);
-	memcpy(&size, m->payload, sizeof(size));
-	CHECK(ntohl(size) == SDP_BUF_SIZE, "ChRcvBufAck of %u-byte buffers",
-	      ntohl(size));
 	CHECK(sdp_stat("ChRcvBufAckTx") - acks == 1, "ChRcvBufAckTx +%lld",
 	      sdp_stat("ChRcvBufAckTx") - acks);
+	peer_send_data(&p, "three");
 	sdp_expect_data(&p, "onetwothree");
 	peer_send_big(&p, big + 16);
 	CHECK(read_all(p.sock, buf, big) == (ssize_t)big, "read %zu: %s", big,
@@ -1836,6 +1886,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_abort_before_established),
 	TAP_TEST(test_rx_ring_grows),
 	TAP_TEST(test_rx_small_buffers),
+	TAP_TEST(test_sender_waits_for_big_mseq),
 	TAP_TEST(test_half_open_bounded),
 	TAP_TEST(test_keepalive_dead_peer),
 	TAP_TEST(test_keepalive_live_peer),
