@@ -61,6 +61,16 @@
 
 #define WAIT_MS		PEER_WAIT_MS
 
+/* The module aborts @p's connection for a protocol error that logs @log. */
+static void expect_proto_abort(struct peer *p, enum how how, const char *log,
+			       uint32_t abort_ack)
+{
+	sdp_expect_error(p, ECONNRESET, how, 0);
+	klog_expect(log);
+	peer_expect_abort(p, abort_ack);
+	peer_teardown(p);
+}
+
 /*
  * A protocol error with one bad message, checked from both sides; it is
  * counted as one (AbortOnProtoError), whichever part of the module found
@@ -180,10 +190,8 @@ static void test_chrcvbuf_ack_violations(void)
 	klog_start();
 	peer_setup(&p, 0);
 	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
-	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, 0);
-	klog_expect("ChRcvBufAck of 4096-byte buffers, ours 32768");
-	peer_expect_abort(&p, 1);
-	peer_teardown(&p);
+	expect_proto_abort(&p, BY_SO_ERROR,
+			   "ChRcvBufAck of 4096-byte buffers, ours 32768", 1);
 
 	/* One is all there is. */
 	klog_start();
@@ -191,10 +199,7 @@ static void test_chrcvbuf_ack_violations(void)
 	small[0] = htonl(SDP_BUF_SIZE);
 	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
 	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
-	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, 0);
-	klog_expect("second ChRcvBufAck");
-	peer_expect_abort(&p, 2);
-	peer_teardown(&p);
+	expect_proto_abort(&p, BY_SO_ERROR, "second ChRcvBufAck", 2);
 }
 
 static void hello_4k_bufs(struct hello *hh)
@@ -261,10 +266,8 @@ static void test_zcopy_violations(void)
 	klog_start();
 	peer_setup(&p, 0);
 	peer_send(&p, MID_RDMA_RD_COMPL, &rr, sizeof(rr));
-	sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
-	klog_expect("RdmaRdCompl for 100 bytes, 0 advertised");
-	peer_expect_abort(&p, 1);
-	peer_teardown(&p);
+	expect_proto_abort(&p, BY_RECV, "RdmaRdCompl for 100 bytes, 0 advertised",
+			   1);
 
 	klog_start();
 	peer_setup(&p, 0);
