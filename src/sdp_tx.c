@@ -338,6 +338,9 @@ again:
 	       sdp_data_credit_ok(ssk->tx_credits) && sdp_tx_usable(ssk)) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
 
+		if (b->mid == SDP_MID_SRCAVAIL &&
+		    !sdp_srcavail_credit_ok(ssk->tx_credits))
+			break;
 		/* The peer's small buffers take an empty message first. */
 		if (sdp_tx_too_big_yet(ssk, b)) {
 			if (sdp_post_ctrl(ssk, SDP_MID_DATA))

@@ -250,6 +250,24 @@ static inline bool sdp_data_credit_ok(int tx_credits)
 }
 
 /**
+ * sdp_srcavail_credit_ok() - may a SrcAvail be posted?
+ * @tx_credits: our credits
+ *
+ * A SrcAvail may have to be followed by its SrcAvailCancel before the
+ * peer sends anything (it is not reading, or not even established), and
+ * that needs a credit besides the one kept for control messages, as
+ * Data does: otherwise the cancel cannot go, the peer cannot answer it,
+ * and the send waits out its bound.  A SrcAvail that cannot go is taken
+ * back after a while, and the bytes go as Data.
+ *
+ * Return: true with at least SDP_DATA_MIN_CREDITS + 1.
+ */
+static inline bool sdp_srcavail_credit_ok(int tx_credits)
+{
+	return tx_credits > SDP_DATA_MIN_CREDITS;
+}
+
+/**
  * sdp_ctrl_credit_ok() - may a control message be posted?
  * @tx_credits: our credits
  * @mid: its message id

@@ -571,6 +571,15 @@ static void test_peer_tx_max(void)
 	EQ(sdp_peer_tx_max(0xffffffff), 32768);
 }
 
+/* A SrcAvail leaves a credit for its cancel besides the kept one. */
+static void test_srcavail_credit_ok(void)
+{
+	EQ(sdp_srcavail_credit_ok(0), false);
+	EQ(sdp_srcavail_credit_ok(2), false);
+	EQ(sdp_srcavail_credit_ok(3), true);
+	EQ(sdp_srcavail_credit_ok(16), true);
+}
+
 /* A ChRcvBufAck only makes the peer's buffers bigger, and never tiny. */
 static void test_crbah_ok(void)
 {
@@ -834,6 +843,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_hello_ack_check),
 	TAP_TEST(test_peer_tx_max),
 	TAP_TEST(test_crbah_ok),
+	TAP_TEST(test_srcavail_credit_ok),
 	TAP_TEST(test_flow_model),
 	TAP_TEST(test_flow_overrun),
 };
