@@ -102,6 +102,7 @@ struct sdp_buf {
 	u32 size;
 	u32 len;
 	u32 off;
+	u32 part;
 	u8 mid;
 	u8 flags;
 };
@@ -150,6 +151,10 @@ enum {
 	SDP_F_PEER_GREW,	/* the peer's ChRcvBufAck came: messages from
 				 * tx_big_mseq on may be tx_max, the ones
 				 * before at most tx_small_max
+				 */
+	SDP_F_TX_PIECE,		/* a part of slot tx_post is posted, the
+				 * rest waits for its completion
+				 * (sdp_tx_push())
 				 */
 	SDP_F_TX_FILLING,	/* sendmsg() is copying into slot tx_head
 				 * without the lock: only it may commit it
@@ -376,7 +381,8 @@ struct sdp_ka {
  *	(sdp_tx_ring_idle()); under lock_sock()
  * @tx_last: jiffies of the last sendmsg() that had the buffers
  * @tx_head: data slots committed (the next one is being filled)
- * @tx_post: data slots posted
+ * @tx_post: data slots posted (a slot bigger than the peer's buffers
+ *	goes in parts, one at a time: SDP_F_TX_PIECE, sdp_buf::off)
  * @tx_tail: data slots whose send completed
  * @tx_fill: payload bytes in slot @tx_head that is being filled
  * @ctrl_ring: SDP_CTRL_BUFS buffers for control messages
@@ -539,6 +545,7 @@ struct sdp_device {
 static inline bool sdp_sends_in_flight(const struct sdp_sock *ssk)
 {
 	return ssk->tx_post != ssk->tx_tail ||
+	       test_bit(SDP_F_TX_PIECE, &ssk->flags) ||
 	       ssk->ctrl_head != ssk->ctrl_tail ||
 	       (test_bit(SDP_ZR_READING, &ssk->zc_rx.flags) &&
 		!test_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags));

@@ -239,7 +239,8 @@ static void sdp_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 		return;
 
 	spin_lock_bh(&ssk->lock);
-	ti->tcpi_unacked = ssk->tx_post - ssk->tx_tail;
+	ti->tcpi_unacked = ssk->tx_post - ssk->tx_tail +
+			   test_bit(SDP_F_TX_PIECE, &ssk->flags);
 	ti->tcpi_snd_cwnd = max(ssk->tx_credits, 0);
 	ti->tcpi_rcv_space = ssk->rx_count * (SDP_BUF_SIZE - SDP_HDR);
 	ti->tcpi_notsent_bytes = ssk->tx_unposted + ssk->tx_fill;

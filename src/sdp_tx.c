@@ -12,10 +12,11 @@
  *                                   while tx_fill > 0
  *
  * [tx_tail, tx_post) are posted and wait for their completion,
- * [tx_post, tx_head) are full and wait for a credit.  sendmsg() copies
- * user data into slot tx_head without ssk->lock (no one else touches that
- * slot) and commits it (tx_head++) when it is full or the message ends
- * without MSG_MORE/TCP_CORK.  Committed slots are posted, from sendmsg()
+ * [tx_post, tx_head) are full and wait for a credit (slot tx_post, when
+ * bigger than the peer's buffers, goes in parts: sdp_tx_push()).
+ * sendmsg() copies user data into slot tx_head without ssk->lock (no one
+ * else touches that slot) and commits it (tx_head++) when it is full or
+ * the message ends without MSG_MORE/TCP_CORK.  Committed slots are posted, from sendmsg()
  * or from the receive completion that brought credits, while at least
  * SDP_DATA_MIN_CREDITS credits are left: the last credit is reserved for
  * control messages, so that a credit update can always be sent.
@@ -196,14 +197,14 @@ u32 sdp_credit_grant(const struct sdp_sock *ssk)
 }
 
 /*
- * Post @len bytes of @b as one SEND; with @inv, a SEND with Invalidate of
- * the peer's key *@inv.
+ * Post @len bytes of @b from @off on as one SEND; with @inv, a SEND with
+ * Invalidate of the peer's key *@inv.
  */
-static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len,
-			 const u32 *inv)
+static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off,
+			 u32 len, const u32 *inv)
 {
 	struct ib_sge sge = {
-		.addr = b->dma,
+		.addr = b->dma + off,
 		.length = len,
 		.lkey = ssk->pd->local_dma_lkey,
 	};
@@ -219,7 +220,7 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 len,
 		wr.opcode = IB_WR_SEND_WITH_INV;
 		wr.ex.invalidate_rkey = *inv;
 	}
-	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, len,
+	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma + off, len,
 				      DMA_TO_DEVICE);
 	return ib_post_send(ssk->qp, &wr, NULL);
 }
@@ -251,7 +252,7 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 	if (extlen)
 		memcpy(b->data + SDP_HDR, ext, extlen);
 	b->mid = mid;	/* remembered for the completion */
-	err = sdp_post_send(ssk, b, SDP_HDR + extlen, inv);
+	err = sdp_post_send(ssk, b, 0, SDP_HDR + extlen, inv);
 	if (err)
 		return err;
 	ssk->ctrl_head++;
@@ -278,6 +279,7 @@ static void sdp_tx_commit(struct sdp_sock *ssk, u8 flags)
 		b->mid = SDP_MID_DATA;
 		b->flags = flags;
 		b->len = ssk->tx_fill;
+		b->off = 0;
 		ssk->tx_head++;
 		ssk->tx_unposted += ssk->tx_fill;
 		ssk->tx_fill = 0;
@@ -317,50 +319,63 @@ static bool sdp_tx_release(const struct sdp_sock *ssk)
 }
 
 /*
- * Must the next message be small?  After the peer's ChRcvBufAck, a slot
- * filled beyond what the peer's small buffers hold may go only from
- * tx_big_mseq on.  ssk->lock held.
+ * Payload the next message may carry: what the peer's buffers hold,
+ * which after its ChRcvBufAck is still the small size for the messages
+ * before tx_big_mseq.  ssk->lock held.
  */
-static bool sdp_tx_too_big_yet(const struct sdp_sock *ssk,
-			       const struct sdp_buf *b)
+static u32 sdp_tx_msg_room(const struct sdp_sock *ssk)
 {
-	return test_bit(SDP_F_PEER_GREW, &ssk->flags) &&
-	       SDP_HDR + b->len > ssk->tx_small_max &&
-	       sdp_mseq_after(ssk->tx_big_mseq, ssk->tx_mseq_next);
+	if (test_bit(SDP_F_PEER_GREW, &ssk->flags) &&
+	    sdp_mseq_after(ssk->tx_big_mseq, ssk->tx_mseq_next))
+		return ssk->tx_small_max - SDP_HDR;
+	return ssk->tx_max - SDP_HDR;
 }
 
-/* Post committed data while credits allow.  ssk->lock held. */
+/*
+ * Post committed data while credits allow.  A Data slot that holds more
+ * than the next message may carry (sdp_tx_fill_room() filled it for a
+ * peer that will grow, or the peer's small buffers still come first)
+ * goes in parts: the first part as it lies, with the BSDH in front; each
+ * later part's BSDH overwrites the last bytes of the part before, so it
+ * is posted only once that part's send completed (SDP_F_TX_PIECE;
+ * sdp_buf::off counts the payload sent).  The slot's BSDH flags (an
+ * urgent byte) go with its last part.  ssk->lock held.
+ */
 static void sdp_tx_push(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
 again:
 	while (ssk->tx_post != ssk->tx_head &&
+	       !test_bit(SDP_F_TX_PIECE, &ssk->flags) &&
 	       sdp_data_credit_ok(ssk->tx_credits) && sdp_tx_usable(ssk)) {
 		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
+		struct sdp_bsdh *h = b->data + b->off;
+		u32 len = b->len - b->off;
 
 		if (b->mid == SDP_MID_SRCAVAIL &&
 		    !sdp_srcavail_credit_ok(ssk->tx_credits))
 			break;
-		/* The peer's small buffers take an empty message first. */
-		if (sdp_tx_too_big_yet(ssk, b)) {
-			if (sdp_post_ctrl(ssk, SDP_MID_DATA))
-				break;
-			continue;
-		}
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
-		sdp_fill_bsdh(ssk, b->data, b->mid, SDP_HDR + b->len, true);
 		if (b->mid == SDP_MID_DATA)
-			((struct sdp_bsdh *)b->data)->flags = b->flags;
-		if (sdp_post_send(ssk, b, SDP_HDR + b->len, NULL)) {
+			len = min(len, sdp_tx_msg_room(ssk));
+		sdp_fill_bsdh(ssk, h, b->mid, SDP_HDR + len, true);
+		if (b->mid == SDP_MID_DATA && b->off + len == b->len)
+			h->flags = b->flags;
+		if (sdp_post_send(ssk, b, b->off, SDP_HDR + len, NULL)) {
 			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 			return;
 		}
-		ssk->tx_post++;
 		ssk->tx_credits--;
 		if (b->mid == SDP_MID_DATA) {
-			ssk->tx_unposted -= b->len;
-			sdp_stat_tx_data(ssk, b->len);
+			ssk->tx_unposted -= len;
+			sdp_stat_tx_data(ssk, len);
 		}
+		if (b->off + len < b->len) {
+			b->part = len;
+			set_bit(SDP_F_TX_PIECE, &ssk->flags);
+			break;
+		}
+		ssk->tx_post++;
 	}
 	/* All posted: a write held back for that may follow. */
 	if (ssk->tx_fill && sdp_tx_release(ssk) &&
@@ -488,6 +503,7 @@ static void sdp_tx_slot_swap(struct sdp_buf *a, struct sdp_buf *b)
 	swap(a->dma, b->dma);
 	swap(a->size, b->size);
 	swap(a->len, b->len);
+	swap(a->off, b->off);
 	swap(a->mid, b->mid);
 	swap(a->flags, b->flags);
 }
@@ -514,7 +530,8 @@ void sdp_tx_repack(struct sdp_sock *ssk)
 
 	lockdep_assert_held(&ssk->lock);
 	if (ssk->tx_head - ssk->tx_post < 2 ||
-	    test_bit(SDP_F_TX_FILLING, &ssk->flags))
+	    test_bit(SDP_F_TX_FILLING, &ssk->flags) ||
+	    test_bit(SDP_F_TX_PIECE, &ssk->flags))
 		return;
 	for (i = ssk->tx_post; i != ssk->tx_head; i++) {
 		s = &ssk->tx_ring[i % ssk->tx_count];
@@ -545,11 +562,35 @@ void sdp_tx_repack(struct sdp_sock *ssk)
 	ssk->tx_head = dst;
 }
 
+/*
+ * Payload the slot being filled may take: as much as one message to the
+ * peer carries.  But a peer that started on small buffers (its Hello had
+ * SDP_HF_RESIZE) and has not grown them yet would leave a writer that
+ * runs ahead of it with only tx_count small slots, a fraction of what the
+ * ring holds once it grew: once half the ring is committed, slots fill to
+ * the size of our buffers, and go in parts of what the peer takes
+ * (sdp_tx_push()), one at a time, until its ChRcvBufAck.  A slot that
+ * went beyond the peer's size goes on to ours.  Read without ssk->lock
+ * by poll().
+ */
+static u32 sdp_tx_fill_room(const struct sdp_sock *ssk)
+{
+	u32 room = READ_ONCE(ssk->tx_max) - SDP_HDR;
+
+	if (test_bit(SDP_F_PEER_RESIZE, &ssk->flags) &&
+	    !test_bit(SDP_F_PEER_GREW, &ssk->flags) &&
+	    (READ_ONCE(ssk->tx_fill) > room ||
+	     READ_ONCE(ssk->tx_head) - READ_ONCE(ssk->tx_tail) >=
+	     ssk->tx_count / 2))
+		room = SDP_BUF_SIZE - SDP_HDR;
+	return room;
+}
+
 /* Can sendmsg() take at least one byte without waiting? */
 bool sdp_tx_writable(const struct sdp_sock *ssk)
 {
 	u32 lowat = READ_ONCE(ssk->tcp.notsent_lowat);
-	u32 room = READ_ONCE(ssk->tx_max) - SDP_HDR;
+	u32 room = sdp_tx_fill_room(ssk);
 
 	/*
 	 * TCP_NOTSENT_LOWAT: no room while that much waits for credits to
@@ -558,9 +599,13 @@ bool sdp_tx_writable(const struct sdp_sock *ssk)
 	 */
 	if (lowat && READ_ONCE(ssk->tx_unposted) >= lowat)
 		return false;
-	if (ssk->tx_fill)
-		return ssk->tx_fill < room;
-	return ssk->tx_head - ssk->tx_tail < ssk->tx_count;
+	if (ssk->tx_fill && ssk->tx_fill < room)
+		return true;
+	/*
+	 * A slot full to the room it has now (the peer's ChRcvBufAck may
+	 * have made that less than it holds) is committed first.
+	 */
+	return ssk->tx_head - ssk->tx_tail + !!ssk->tx_fill < ssk->tx_count;
 }
 
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -568,11 +613,21 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdp_sock *ssk = cq->cq_context;
 	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
 	struct sock *sk = &ssk->sk;
+	bool part;
 
 	spin_lock(&ssk->lock);
-	ssk->tx_tail++;
-	if (b->mid == SDP_MID_DATA)
-		ssk->tx_bytes -= b->len;
+	part = ssk->tx_tail == ssk->tx_post &&
+	       test_and_clear_bit(SDP_F_TX_PIECE, &ssk->flags);
+	if (part) {
+		/* A part of slot tx_post: the next may go (sdp_tx_push()). */
+		ssk->tx_bytes -= b->part;
+		b->off += b->part;
+	} else {
+		ssk->tx_tail++;
+		if (b->mid == SDP_MID_DATA)
+			ssk->tx_bytes -= b->len - b->off;
+		b->off = 0;
+	}
 	/* Nothing in flight any more: a write held back goes. */
 	if (sdp_tx_release(ssk))
 		sdp_tx_flush(ssk);
@@ -584,6 +639,8 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
 			    sdp_wc_errno(wc->status));
 	}
+	if (part)
+		sdp_tx_try_control(ssk);
 	if (sdp_tx_idle(ssk))
 		sdp_close_check_done(ssk);
 	sdp_zc_sq_progress(ssk);
@@ -693,7 +750,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		unsigned long base;
 		struct sdp_buf *b;
 		size_t n, seg;
-		u32 off;
+		u32 off, room;
 
 		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 			err = -EPIPE;
@@ -715,7 +772,14 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		}
 		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
 		off = SDP_HDR + ssk->tx_fill;
-		n = min_t(size_t, READ_ONCE(ssk->tx_max) - off, len - copied);
+		room = sdp_tx_fill_room(ssk);
+		if (ssk->tx_fill >= room) {
+			/* Full, and another slot is free (writable). */
+			sdp_tx_flush(ssk);
+			spin_unlock_bh(&ssk->lock);
+			continue;
+		}
+		n = min_t(size_t, SDP_HDR + room - off, len - copied);
 		/* A completion-time release must wait for this copy. */
 		set_bit(SDP_F_TX_FILLING, &ssk->flags);
 		spin_unlock_bh(&ssk->lock);
@@ -743,8 +807,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		ssk->tx_fill += n;
 		ssk->tx_bytes += n;
 		/* The slot with an urgent last byte is committed below. */
-		if (SDP_HDR + ssk->tx_fill == READ_ONCE(ssk->tx_max) &&
-		    !(oob && copied == len))
+		if (ssk->tx_fill >= room && !(oob && copied == len))
 			sdp_tx_flush(ssk);
 		spin_unlock_bh(&ssk->lock);
 	}

@@ -578,6 +578,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	sa->vaddr = cpu_to_be64(mr->iova);
 	b->mid = SDP_MID_SRCAVAIL;
 	b->len = sizeof(*sa);
+	b->off = 0;
 	ssk->zc_tx.slot = ssk->tx_head;
 	ssk->tx_head++;
 	ssk->zc_tx.len = len;

@@ -210,8 +210,8 @@ static void hello_4k_bufs(struct hello *hh)
 /*
  * The module as the sender: a peer whose Hello announced 4 KiB buffers
  * and whose ChRcvBufAck allows 32 KiB messages from mseq 3 on.  A 10000-
- * byte write does not go as mseq 2, which would land in a small buffer:
- * an empty Data message takes mseq 2, the write goes whole as mseq 3.
+ * byte write does not go whole as mseq 2, which would land in a small
+ * buffer: its first 4080 bytes fill mseq 2, the rest goes as mseq 3.
  */
 static void test_sender_waits_for_big_mseq(void)
 {
@@ -231,12 +231,89 @@ static void test_sender_waits_for_big_mseq(void)
 	memset(buf, 'z', n);
 	CHECK(write_all(p.sock, buf, n) == (ssize_t)n, "write: %s",
 	      strerror(errno));
-	m = peer_expect_msg(&p, MID_UPDATE, 1);
-	CHECK(m->mseq == 2, "empty message as mseq %u", m->mseq);
 	m = peer_expect_msg(&p, MID_DATA, 1);
-	CHECK(m->mseq == 3 && m->byte_len == 16 + n,
+	CHECK(m->mseq == 2 && m->byte_len == SDP_BUF_SMALL,
+	      "Data of %u bytes as mseq %u, expected %d as 2", m->byte_len,
+	      m->mseq, SDP_BUF_SMALL);
+	m = peer_expect_msg(&p, MID_DATA, 1);
+	CHECK(m->mseq == 3 && m->byte_len == 16 + n - (SDP_BUF_SMALL - 16),
 	      "Data of %u bytes as mseq %u, expected %zu as 3", m->byte_len,
-	      m->mseq, 16 + n);
+	      m->mseq, 16 + n - (SDP_BUF_SMALL - 16));
+	free(buf);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
+/*
+ * A nonblocking writer to a peer that announced 4 KiB buffers and that
+ * it may grow them (HF_RESIZE), and never does: the writer still gets
+ * most of the send ring, not 16 slots of 4 KiB.  With the peer not
+ * reading, the module has its 8 credits and its ring of 16 slots; before,
+ * it took at most (8 + 16) x 4080 bytes before EAGAIN.  Then the peer
+ * reads and grants credits: every Data message fits its 4 KiB buffers
+ * (the module sends its bigger slots in parts), in order, and the stream
+ * arrives whole (each message's first bytes checked at its offset).
+ */
+static void test_sender_parts_to_small_peer(void)
+{
+	const size_t chunk = 16384, old_max = (8 + 16) * (SDP_BUF_SMALL - 16);
+	char *buf = xmalloc(chunk);
+	size_t total = 0, got = 0;
+	unsigned int msgs = 0;
+	struct peer p;
+	struct msg *m;
+
+	peer_listen(&p, 4, 0);
+	p.hello_flags = HF_RESIZE;
+	peer_start(&p, hello_4k_bufs);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, PEER_WAIT_MS);
+	for (;;) {
+		ssize_t n;
+
+		pattern_fill(buf, chunk, 73, total);
+		n = send(p.sock, buf, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			total += n;
+			CHECK(total < (4 << 20), "no EAGAIN after %zu bytes",
+			      total);
+			continue;
+		}
+		CHECK(n < 0 && errno == EAGAIN, "send: %zd, %s", n,
+		      strerror(errno));
+		/* Room again once sends in flight complete, or full. */
+		if (!(wait_fd(p.sock, POLLOUT, 1000) & POLLOUT))
+			break;
+	}
+	tap_diag("%zu bytes taken before EAGAIN; at most %zu before", total,
+		 old_max);
+	CHECK(total > old_max, "EAGAIN after %zu bytes, at most %zu before",
+	      total, old_max);
+	while (got < total) {
+		m = peer_next_msg(&p);
+		CHECK(m, "%zu of %zu bytes within %d ms", got, total,
+		      PEER_WAIT_MS);
+		CHECK(m->mid == MID_DATA && m->mseq == p.rx_read &&
+		      m->len == m->byte_len && !m->flags,
+		      "message %u: mid %#x, mseq %u, len %u of %u, flags %#x",
+		      p.rx_read, m->mid, m->mseq, m->len, m->byte_len,
+		      m->flags);
+		CHECK(m->byte_len <= SDP_BUF_SMALL,
+		      "a %u-byte message for 4 KiB buffers", m->byte_len);
+		if (m->paylen) {
+			CHECK(pattern_check(m->payload, m->paylen, 73, got) < 0,
+			      "message %u (at byte %zu) corrupt", p.rx_read,
+			      got);
+			got += m->byte_len - 16;
+			msgs++;
+		}
+		/* Every buffer the peer read is free again. */
+		if (p.rx_read % 4 == 0)
+			peer_send(&p, MID_DATA, NULL, 0);
+	}
+	tap_diag("%zu bytes in %u messages", got, msgs);
+	CHECK(got == total, "%zu bytes arrived, %zu sent", got, total);
 	free(buf);
 	sdp_expect_healthy(&p);
 	orderly_close(&p);
@@ -1890,6 +1967,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_rx_ring_grows),
 	TAP_TEST(test_rx_small_buffers),
 	TAP_TEST(test_sender_waits_for_big_mseq),
+	TAP_TEST(test_sender_parts_to_small_peer),
 	TAP_TEST(test_half_open_bounded),
 	TAP_TEST(test_keepalive_dead_peer),
 	TAP_TEST(test_keepalive_live_peer),

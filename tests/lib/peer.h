@@ -44,7 +44,7 @@
 #define PEER_TX_SLOTS	64
 #define PEER_TX_SLOT	1024
 #define PEER_BIG	(64 * 1024)	/* for messages too big to receive */
-#define PEER_MAX_MSGS	64
+#define PEER_MAX_MSGS	256
 #define WR_RECV		0x10000ULL
 
 /* Wire format (src/sdp_proto.h); all fields big-endian on the wire. */
