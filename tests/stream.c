@@ -185,6 +185,26 @@ static size_t fill_until_eagain(int fd, uint64_t seed)
 	return fill_from(fd, seed, 0);
 }
 
+/*
+ * fill_until_eagain(), and on while room comes again without the peer
+ * reading: its receive ring (SDP), which grows while data arrives, may
+ * still open after the fill saw EAGAIN with nothing in flight, as a
+ * window may (TCP); POLLOUT then rightly comes.  It must stop coming,
+ * and sendmsg() and poll() must agree, within a few rounds.
+ */
+static size_t fill_settled(int fd, uint64_t seed)
+{
+	size_t total = fill_until_eagain(fd, seed);
+	int rounds;
+
+	for (rounds = 0; wait_fd(fd, POLLOUT, 500) & POLLOUT; rounds++) {
+		CHECK(rounds < 8, "POLLOUT at EAGAIN (%zu bytes written)",
+		      total);
+		total += fill_from(fd, seed, total);
+	}
+	return total;
+}
+
 static void install_handler(int sig, void (*fn)(int), int flags)
 {
 	struct sigaction sa;
@@ -1995,30 +2015,19 @@ static void test_so_lowat(void)
 static void test_tcp_notsent_lowat(void)
 {
 	size_t plain, bounded;
-	int c, s, rounds;
+	int c, s;
 
 	net_pair(&c, &s);
-	plain = fill_until_eagain(c, 61);
+	plain = fill_settled(c, 61);
 	recv_pattern(s, plain, 61, 0);
 	close(s);
 	close(c);
 
 	net_pair(&c, &s);
 	sockopt_set(c, IPPROTO_TCP, TCP_NOTSENT_LOWAT, 16384);
-	bounded = fill_until_eagain(c, 67);
-	/*
-	 * The peer's receive ring (SDP), which grows while data arrives,
-	 * may still open after EAGAIN, as a window may (TCP): POLLOUT then
-	 * rightly comes, and the writer goes on.  It must stop coming, and
-	 * sendmsg() and poll() must agree, within a few rounds.
-	 */
-	for (rounds = 0; wait_fd(c, POLLOUT, 200) & POLLOUT; rounds++) {
-		CHECK(rounds < 8, "POLLOUT at EAGAIN (%zu bytes written)",
-		      bounded);
-		bounded += fill_from(c, 67, bounded);
-	}
-	tap_diag("sent before EAGAIN: %zu bytes unbounded, %zu with a 16 KiB bound (%d more rounds)",
-		 plain, bounded, rounds);
+	bounded = fill_settled(c, 67);
+	tap_diag("sent before EAGAIN: %zu bytes unbounded, %zu with a 16 KiB bound",
+		 plain, bounded);
 	CHECK(bounded < plain, "the bound made no difference (%zu, %zu)",
 	      bounded, plain);
 	recv_pattern(s, bounded, 67, 0);
@@ -2141,7 +2150,7 @@ static void test_poll_readiness(void)
 	CHECK(read_all(s, buf, 10) == 10, "read");
 	CHECK(wait_fd(s, POLLIN, 0) == 0, "POLLIN after reading everything");
 
-	total = fill_until_eagain(c, 47);
+	total = fill_settled(c, 47);
 	ev = wait_fd(c, POLLOUT, 0);
 	CHECK(!(ev & POLLOUT), "POLLOUT with %zu bytes unread", total);
 	recv_pattern(s, total, 47, 0);
