@@ -43,12 +43,15 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_MAX_BUFS		256
 /*
  * The fewest receive buffers a connection posts (net.sdp.rx_init_bufs'
- * default and minimum): with three, the peer can send two Data messages
- * (each needs SDP_DATA_MIN_CREDITS), and the two buffers they took,
- * reposted, grant it SDP_DATA_MIN_CREDITS again, so a credit update is
- * due even if the ring never grows (sdp_credit_update_due()).
+ * default and minimum): with four, the peer can send a Data message and
+ * then a SrcAvail (which needs three credits, sdp_srcavail_credit_ok())
+ * without waiting for a credit update; its second Data message leaves it
+ * SDP_DATA_MIN_CREDITS, which makes the ring grow (sdp_rx_grow_due()),
+ * and even where it cannot grow, the two buffers those took, reposted,
+ * grant SDP_DATA_MIN_CREDITS, so a credit update is due
+ * (sdp_credit_update_due()).
  */
-#define SDP_RX_INIT_BUFS	3
+#define SDP_RX_INIT_BUFS	4
 /* Receive buffers of a passive connection until it is established. */
 #define SDP_HALF_OPEN_BUFS	SDP_RX_INIT_BUFS
 /* Default of net.sdp.max_half_open (sdp_mem.c). */

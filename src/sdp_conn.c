@@ -119,7 +119,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 	struct sdp_device *sdev;
 	struct mem_cgroup *old;
 	u32 sge, nsend, rd_wrs;
-	unsigned int nrx, rx_init;
+	unsigned int nrx, rx_init, asked;
 	int err, ncqe;
 
 	sock_owned_by_me(sk);
@@ -139,6 +139,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 
 	ssk->rx_count = sdp_bufs(sk->sk_rcvbuf,
 				 sk->sk_userlocks & SOCK_RCVBUF_LOCK);
+	asked = ssk->rx_count;
 	ssk->tx_count = sdp_bufs(sk->sk_sndbuf,
 				 sk->sk_userlocks & SOCK_SNDBUF_LOCK);
 	sdp_mem_ring_bufs(sk, &ssk->rx_count, &ssk->tx_count);
@@ -150,12 +151,13 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 	 * buffers are small (SDP_BUF_SMALL) when the peer can be told later
 	 * that they grew (@small: the active side does not know yet, a
 	 * passive one saw SDP_HF_RESIZE in the Hello), unless
-	 * net.sdp.rx_init_bufs asks for the whole ring from the start.
+	 * net.sdp.rx_init_bufs asks for the whole ring from the start (the
+	 * ring asked for: one cut down to the first buffers by memory
+	 * pressure stays small).
 	 */
 	rx_init = sdp_sysctl_rx_init_bufs(sock_net(sk));
 	nrx = min(ssk->rx_count, passive ? SDP_HALF_OPEN_BUFS : rx_init);
-	ssk->rx_size = small && rx_init < ssk->rx_count ? SDP_BUF_SMALL :
-							  SDP_BUF_SIZE;
+	ssk->rx_size = small && rx_init < asked ? SDP_BUF_SMALL : SDP_BUF_SIZE;
 	err = sdp_mem_charge(ssk, nrx, ssk->rx_size, false);
 	if (err)
 		goto err;

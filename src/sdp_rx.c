@@ -137,9 +137,9 @@ int sdp_rx_post_all(struct sdp_sock *ssk)
 }
 
 /*
- * A Data message came that leaves the peer fewer than
- * SDP_DATA_MIN_CREDITS: it cannot send more data until our buffers come
- * back, it sends faster than they do, so a ring that started small
+ * A Data message came that leaves the peer SDP_DATA_MIN_CREDITS or fewer:
+ * it can send one more at most until our buffers come back, it sends
+ * faster than they do, so a ring that started small
  * (net.sdp.rx_init_bufs, SDP_HALF_OPEN_BUFS) should grow; sdp_work() (or,
  * for a passive connection not yet established, its RTU) calls
  * sdp_rx_grow().  From SDP_RX_INIT_BUFS that is the second Data message
@@ -151,7 +151,7 @@ static void sdp_rx_grow_due(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
 	if (ssk->rx_alloc < ssk->rx_count &&
-	    sdp_peer_credits(ssk->rx_mseq_last, ssk->rx_mseq_limit) <
+	    sdp_peer_credits(ssk->rx_mseq_last, ssk->rx_mseq_limit) <=
 	    SDP_DATA_MIN_CREDITS &&
 	    !test_and_set_bit(SDP_F_RX_GROW, &ssk->flags))
 		sdp_queue_work(ssk);

@@ -17,7 +17,7 @@
  *                       3/16 and 1/4 of RAM
  *   max_half_open       int, 0..65536, default 256: connection requests
  *                       held before they are established
- *   rx_init_bufs        int, 3..1024, default 3: receive buffers a
+ *   rx_init_bufs        int, 4..1024, default 4: receive buffers a
  *                       connection posts before its peer has sent
  *                       faster than they come back (then all of its ring)
  *   tx_idle_ms          int, milliseconds, 0..3600000, default 1000: a

@@ -301,7 +301,7 @@ static void test_counters_abort(void)
 
 #define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
 /* Receive buffers of a new connection: net.sdp.rx_init_bufs' default. */
-#define RX_INIT		3
+#define RX_INIT		4
 #define TX_IDLE_SYSCTL	"/proc/sys/net/sdp/tx_idle_ms"
 #define RX_INIT_SYSCTL	"/proc/sys/net/sdp/rx_init_bufs"
 

@@ -1753,13 +1753,13 @@ static bool mem_pages_plus(void *arg)
 }
 
 /*
- * A connection posts net.sdp.rx_init_bufs receive buffers (3 by default;
+ * A connection posts net.sdp.rx_init_bufs receive buffers (4 by default;
  * the rest of this suite runs with 16, the whole ring, see main()) and
  * the rest of its ring only when the peer runs short of credits: the
- * HelloAck grants 3, one Data message leaves the peer SDP_DATA_MIN_CREDITS
- * and no update, and its second, which leaves it too few to send data,
- * brings a credit update that announces the whole ring less the two
- * buffers holding that data (RxRingGrows +1).
+ * HelloAck grants 4, one Data message leaves the peer 3 and no update,
+ * and its second, which leaves it SDP_DATA_MIN_CREDITS (one more Data
+ * message at most), brings a credit update that announces the whole ring
+ * less the two buffers holding that data (RxRingGrows +1).
  */
 static void test_rx_ring_grows(void)
 {
@@ -1767,7 +1767,7 @@ static void test_rx_ring_grows(void)
 	struct peer p;
 	struct msg *m;
 
-	CHECK(write_file(RX_INIT_SYSCTL, "3") == 0, "write %s: %s",
+	CHECK(write_file(RX_INIT_SYSCTL, "4") == 0, "write %s: %s",
 	      RX_INIT_SYSCTL, strerror(errno));
 	peer_listen(&p, 4, 0);
 	peer_start(&p, NULL);
@@ -1792,12 +1792,13 @@ static void test_rx_ring_grows(void)
 }
 
 /*
- * A peer that sets SDP_HF_RESIZE gets a ring of 3 small (4 KiB) buffers:
- * HelloAck actrcvsz 4096, 3 credits, 3 pages.  Its second Data message
+ * A peer that sets SDP_HF_RESIZE gets a ring of 4 small (4 KiB) buffers:
+ * HelloAck actrcvsz 4096, 4 credits, 4 pages.  Its second Data message
  * makes the ring grow with full buffers, announced by a ChRcvBufAck that
  * grants the ring less the two buffers holding data and says: 32768-byte
- * messages from mseq 4 on (the third still lands in the last small
- * buffer).  The third, small, and a 20000-byte fourth arrive intact.
+ * messages from mseq 5 on (the third and fourth still land in the last
+ * small buffers).  Those two, small, and a 20000-byte fifth arrive
+ * intact.
  * The small buffers, read, are replaced by full ones: 16 x 8 pages in
  * the end.
  */
@@ -1812,7 +1813,7 @@ static void test_rx_small_buffers(void)
 	struct msg *m;
 	uint32_t ca[2];
 
-	CHECK(write_file(RX_INIT_SYSCTL, "3") == 0, "write %s: %s",
+	CHECK(write_file(RX_INIT_SYSCTL, "4") == 0, "write %s: %s",
 	      RX_INIT_SYSCTL, strerror(errno));
 	peer_listen(&p, 4, 0);
 	p.hello_flags = HF_RESIZE;
@@ -1824,7 +1825,7 @@ static void test_rx_small_buffers(void)
 	      "HelloAck: %u-byte buffers, flags %#x, %u credits",
 	      ntohl(p.ha.actrcvsz), p.ha.flags, p.credits);
 	CHECK(sdp_stat("MemPages") - pages == SDP_HALF_OPEN_BUFS,
-	      "MemPages +%lld for 3 small buffers", sdp_stat("MemPages") - pages);
+	      "MemPages +%lld for 4 small buffers", sdp_stat("MemPages") - pages);
 	peer_send_data(&p, "one");
 	peer_send_data(&p, "two");
 	m = peer_expect_msg(&p, MID_CHRCVBUF_ACK, 2);
@@ -1833,15 +1834,16 @@ static void test_rx_small_buffers(void)
 	      "ChRcvBufAck grants %u buffers, expected %u", m->bufs,
 	      SDP_DEFAULT_BUFS - 2);
 	memcpy(ca, m->payload, sizeof(ca));
-	CHECK(ntohl(ca[0]) == SDP_BUF_SIZE && ntohl(ca[1]) == 4,
-	      "ChRcvBufAck of %u-byte buffers from mseq %u, expected %u from 4",
+	CHECK(ntohl(ca[0]) == SDP_BUF_SIZE && ntohl(ca[1]) == 5,
+	      "ChRcvBufAck of %u-byte buffers from mseq %u, expected %u from 5",
 	      ntohl(ca[0]), ntohl(ca[1]), SDP_BUF_SIZE);
 	CHECK(sdp_stat("RxRingGrows") - grows == 1, "RxRingGrows +%lld",
 	      sdp_stat("RxRingGrows") - grows);
 	CHECK(sdp_stat("ChRcvBufAckTx") - acks == 1, "ChRcvBufAckTx +%lld",
 	      sdp_stat("ChRcvBufAckTx") - acks);
 	peer_send_data(&p, "three");
-	sdp_expect_data(&p, "onetwothree");
+	peer_send_data(&p, "four");
+	sdp_expect_data(&p, "onetwothreefour");
 	peer_send_big(&p, big + 16);
 	CHECK(read_all(p.sock, buf, big) == (ssize_t)big, "read %zu: %s", big,
 	      strerror(errno));
@@ -1864,7 +1866,7 @@ static void test_rx_small_buffers(void)
  * the listener's backlog, and each holds only its half-open ring
  * (SDP_HALF_OPEN_BUFS receive buffers, no send buffers).  With the bound
  * at 2, four peers that never send their RTU get two connect responses
- * and two rejects (HalfOpenRefused +2); the two hold 2 x 3 buffers
+ * and two rejects (HalfOpenRefused +2); the two hold 2 x 4 buffers
  * (MemPages); once they complete the handshake their rings grow to 16
  * and the listener accepts both.
  */

@@ -32,13 +32,13 @@
 #define MSG_BYTES	4000
 /*
  * What an idle connection may cost per end, everything counted: issue
- * 15's goal.  Three receive buffers of 4 KiB, Soft-RoCE's queues (send
+ * 15's goal.  Four receive buffers of 4 KiB, Soft-RoCE's queues (send
  * queue 36, CQ 12, receive queue 4 KiB, as vmalloc) and the socket, CM
  * id and QP structures.
  */
 #define IDLE_KIB_MAX	128
-/* Pages of the receive buffers of an idle end (3 small ones). */
-#define IDLE_PAGES	3
+/* Pages of the receive buffers of an idle end (4 small ones). */
+#define IDLE_PAGES	4
 
 /* One connection: its two ends and how far each direction has got. */
 struct conn {

@@ -35,7 +35,7 @@ static const struct knob knobs[] = {
 	{ "resolve_timeout_ms", 100, 60000, 2000 },
 	{ "zcopy_thresh", 0, 1073741824, 65536 },
 	{ "max_half_open", 0, 65536, 256 },
-	{ "rx_init_bufs", 3, 1024, 3 },
+	{ "rx_init_bufs", 4, 1024, 4 },
 	{ "tx_idle_ms", 0, 3600000, 1000 },
 };
 

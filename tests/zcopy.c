@@ -397,6 +397,43 @@ static void test_small_large_alternate(void)
 	close(s);
 }
 
+/*
+ * A fresh connection, whose peer posted its first few receive buffers
+ * only: a small write, then a large one.  The large one goes zero-copy
+ * at once, whole: its SrcAvail (which needs three credits, so that its
+ * cancel can follow) is not held up behind the small write's credit, and
+ * is neither cancelled nor taken back.  Before, with three buffers, it
+ * waited for a third credit that the peer had no reason to send, and went
+ * buffered after a stall.
+ */
+static void test_large_after_small_on_fresh(void)
+{
+	struct reader r = { .seed = 37 };
+	const size_t big = MIB;
+	struct sdp_info si;
+	pthread_t t;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	r.fd = s;
+	r.want = 100 + big;
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	send_one(c, 100, 37, 0);
+	send_one(c, big, 37, 100);
+	reader_join(t, &r);
+	si = info(c);
+	CHECK(si.sdpi_zcopy_tx_bytes == big && si.sdpi_srcavail_tx == 1 &&
+	      si.sdpi_cancel_tx == 0 && si.sdpi_sendsm_rx == 0,
+	      "%llu of %zu bytes zero-copy, %llu SrcAvail, %llu cancelled, %llu SendSM",
+	      (unsigned long long)si.sdpi_zcopy_tx_bytes, big,
+	      (unsigned long long)si.sdpi_srcavail_tx,
+	      (unsigned long long)si.sdpi_cancel_tx,
+	      (unsigned long long)si.sdpi_sendsm_rx);
+	close(c);
+	close(s);
+}
+
 /* ---- Two threads ---- */
 
 struct rec_hdr {
@@ -920,6 +957,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_path_counters),
 	TAP_TEST(test_mixed_integrity),
 	TAP_TEST(test_small_large_alternate),
+	TAP_TEST(test_large_after_small_on_fresh),
 	TAP_TEST(test_two_threads),
 	TAP_TEST(test_nonblocking_send),
 	TAP_TEST(test_memlock_fallback),

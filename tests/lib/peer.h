@@ -66,7 +66,7 @@ enum {
 };
 
 /* Receive buffers of the module's connections (src/sdp.h). */
-#define SDP_HALF_OPEN_BUFS	3
+#define SDP_HALF_OPEN_BUFS	4
 #define SDP_DEFAULT_BUFS	16
 /* The largest advertisement the module accepts (src/sdp.h). */
 #define SDP_ZC_MAX_BYTES	(1024 * 1024)
