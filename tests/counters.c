@@ -23,11 +23,14 @@
 /* ---- statistics ---- */
 
 /*
- * Small (4 KiB) messages a sender can send before it reads the
- * ChRcvBufAck of a receiver whose ring grew: its send ring (16) and the
- * credits it had before and after the growth (3 + 16), less the one kept.
+ * Payload of a message in a receiver's first, small (4 KiB) buffers.
+ * How many such messages a transfer starts with is timing: the receiver
+ * reposts its small buffers as its reader empties them until its work
+ * item has grown the ring and the sender has read the ChRcvBufAck; a
+ * loaded machine delays that work (18 to 24 of them for 1 MiB seen in a
+ * guest with two busy loops).
  */
-#define SMALL_MSGS_MAX	34
+#define SMALL_PAYLOAD	(4096 - 16)
 
 /*
  * A connection, exactly N bytes one way through the buffered path, an
@@ -87,15 +90,19 @@ static void test_counters_transfer(void)
 	      "bcopy bytes tx %lld rx %lld, want %zu", DELTA("BcopyTxBytes"),
 	      DELTA("BcopyRxBytes"), n);
 	/*
-	 * Full messages, but for those the sender filled before it read the
-	 * receiver's ChRcvBufAck (4 KiB ones): at most what its ring and the
-	 * credits of the small ring hold.
+	 * Every message full: the 4 KiB ones the sender sent before it read
+	 * the receiver's ChRcvBufAck, then 32 KiB ones.  How many small ones
+	 * is timing (SMALL_PAYLOAD); that the ring grew before the first
+	 * half had gone is not, on any machine the suite runs on: a sender
+	 * that never switched sends n / SMALL_PAYLOAD = 258.
 	 */
 	CHECK(DELTA("BcopyTxMsgs") == DELTA("BcopyRxMsgs") &&
 	      DELTA("BcopyTxMsgs") >= (long long)msgs_for(n) &&
-	      DELTA("BcopyTxMsgs") <= (long long)msgs_for(n) + SMALL_MSGS_MAX,
+	      DELTA("BcopyTxMsgs") <= (long long)(msgs_for(n / 2) +
+						 n / 2 / SMALL_PAYLOAD + 1),
 	      "bcopy msgs tx %lld rx %lld, want %zu to %zu", DELTA("BcopyTxMsgs"),
-	      DELTA("BcopyRxMsgs"), msgs_for(n), msgs_for(n) + SMALL_MSGS_MAX);
+	      DELTA("BcopyRxMsgs"), msgs_for(n),
+	      msgs_for(n / 2) + n / 2 / SMALL_PAYLOAD + 1);
 	CHECK(DELTA("DisConnTx") == 2 && DELTA("DisConnRx") == 2,
 	      "DisConn tx %lld rx %lld", DELTA("DisConnTx"),
 	      DELTA("DisConnRx"));
