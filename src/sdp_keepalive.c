@@ -113,9 +113,22 @@ static void sdp_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock(&ssk->lock);
 }
 
+/* Keepalive probes went unanswered: the peer is gone. */
 static void sdp_ka_timeout(struct sdp_sock *ssk)
 {
 	sdp_warn_peer(ssk, "peer not answering, connection timed out\n");
+	__sdp_abort(ssk, SDP_ABORT_REASON_TIMEOUT, -ETIMEDOUT);
+}
+
+/*
+ * Data waited for credits longer than TCP_USER_TIMEOUT.  The peer may
+ * well be alive, its reader just slower than the timeout the application
+ * chose: a note, not a warning (TCP says nothing at all).
+ */
+static void sdp_ka_user_timeout(struct sdp_sock *ssk, unsigned long ut)
+{
+	net_info_ratelimited("%pISpc: data waited for credits longer than TCP_USER_TIMEOUT (%u ms), connection timed out\n",
+			     &ssk->daddr, jiffies_to_msecs(ut));
 	__sdp_abort(ssk, SDP_ABORT_REASON_TIMEOUT, -ETIMEDOUT);
 }
 
@@ -131,7 +144,7 @@ static unsigned long sdp_ka_persist(struct sdp_sock *ssk, unsigned long now)
 	if (!ssk->stats.stalled)
 		return 0;
 	if (ut && time_after_eq(now, ssk->ka.stall_since + ut)) {
-		sdp_ka_timeout(ssk);
+		sdp_ka_user_timeout(ssk, ut);
 		return 0;
 	}
 	if (time_after_eq(now, ssk->ka.persist_at)) {
