@@ -379,9 +379,10 @@ struct sdp_ka {
  * @tx_slots: descriptors in @tx_ring (the ring size asked for)
  * @tx_count: ring size in use, @tx_slots or fewer under memory
  *	pressure; changes only while the ring is empty
- * @tx_alloc: buffers allocated in @tx_ring: 0 until a send needs them,
- *	then @tx_count, 0 again after net.sdp.tx_idle_ms without a send
- *	(sdp_tx_ring_idle()); under lock_sock()
+ * @tx_alloc: slots of @tx_ring from the first that have their buffer:
+ *	one more each time a send first needs a slot (sdp_tx_slot_ready()),
+ *	up to @tx_count, 0 again after net.sdp.tx_idle_ms without a send
+ *	(sdp_tx_ring_idle()); changed under lock_sock() and @lock
  * @tx_last: jiffies of the last sendmsg() that had the buffers
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted (a slot bigger than the peer's buffers
@@ -667,7 +668,9 @@ static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
 }
 
 int sdp_tx_ring_alloc(struct sdp_sock *ssk);
-int sdp_tx_ring_ready(struct sdp_sock *ssk);
+void sdp_tx_ring_ready(struct sdp_sock *ssk);
+int sdp_tx_slot_ready(struct sdp_sock *ssk);
+bool sdp_tx_slot_has_buf(const struct sdp_sock *ssk);
 unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);

@@ -5,8 +5,12 @@
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
- * Data goes through a ring of tx_count buffers, allocated and DMA-mapped
- * once per connection.  Indices only grow (slot = index % tx_count):
+ * Data goes through a ring of tx_count slots.  Each slot gets its buffer
+ * (allocated and DMA-mapped) the first time a send needs it, in order
+ * from slot 0: tx_alloc of them have one.  Indices only grow (slot =
+ * index % tx_count), but start over at 0 when a send finds the ring
+ * empty, so a connection uses no more buffers than it has messages in
+ * flight:
  *
  *   tx_tail <= tx_post <= tx_head,  slot tx_head is being filled
  *                                   while tx_fill > 0
@@ -65,44 +69,81 @@ int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 }
 
 /*
- * Give the data ring its buffers before a send, the first or the first
- * after sdp_tx_ring_idle() took them: tx_slots of them, or SDP_MIN_BUFS
- * under memory pressure.  An established connection keeps working above
- * net.sdp.mem's limit (the charge is forced); only new connections are
- * refused.  lock_sock() held.
+ * Make the data ring ready for a send, the first or the first after
+ * sdp_tx_ring_idle() took its buffers: tx_slots slots, or SDP_MIN_BUFS
+ * under memory pressure.  No buffer yet: sdp_tx_slot_ready() gives each
+ * slot its buffer when a send first needs it.  An empty ring starts over
+ * at slot 0, so that a connection that only ever has a message or two
+ * in flight (requests and answers) keeps using the same few buffers.
+ * lock_sock() held.
  */
-int sdp_tx_ring_ready(struct sdp_sock *ssk)
+void sdp_tx_ring_ready(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	sock_owned_by_me(sk);
+	WRITE_ONCE(ssk->tx_last, jiffies);
+	spin_lock_bh(&ssk->lock);
+	if (ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
+	    !ssk->zc_tx.len) {
+		ssk->tx_head = 0;
+		ssk->tx_post = 0;
+		ssk->tx_tail = 0;
+	}
+	if (!ssk->tx_alloc)	/* the ring is empty: no slot moves */
+		ssk->tx_count = sdp_mem_under_pressure(sock_net(sk)) ?
+				min_t(unsigned int, ssk->tx_slots,
+				      SDP_MIN_BUFS) : ssk->tx_slots;
+	spin_unlock_bh(&ssk->lock);
+}
+
+/*
+ * Give slot tx_head its buffer if it has none yet.  Slots get theirs in
+ * order from the ring's start (sdp_tx_ring_ready()), so tx_head's slot
+ * is at most the first without one (tx_alloc).  An established
+ * connection keeps working above net.sdp.mem's limit (the charge is
+ * forced); only new connections are refused.  The first buffer starts
+ * the quiet-time check (sdp_tx_ring_idle()).  lock_sock() held.
+ *
+ * Return: 0, -EPIPE when the connection has no QP (any more), -ENOMEM.
+ */
+int sdp_tx_slot_ready(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 	struct mem_cgroup *old;
 	unsigned long idle;
-	unsigned int n;
+	unsigned int i;
 	int err;
 
 	sock_owned_by_me(sk);
-	if (ssk->tx_alloc || !test_bit(SDP_F_QP, &ssk->flags)) {
-		WRITE_ONCE(ssk->tx_last, jiffies);
-		return 0;	/* ready, or no connection (the caller sees) */
-	}
-	n = ssk->tx_slots;
-	if (sdp_mem_under_pressure(sock_net(sk)))
-		n = min_t(unsigned int, n, SDP_MIN_BUFS);
+	if (!test_bit(SDP_F_QP, &ssk->flags))
+		return -EPIPE;
+	i = READ_ONCE(ssk->tx_head) % ssk->tx_count;
+	if (i < ssk->tx_alloc)
+		return 0;
+	if (WARN_ON_ONCE(i != ssk->tx_alloc))
+		return -EPIPE;
 	old = sdp_memcg_enter(sk);
-	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->tx_ring, 0, n, SDP_BUF_SIZE,
-			    DMA_TO_DEVICE);
+	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->tx_ring, i, i + 1,
+			    SDP_BUF_SIZE, DMA_TO_DEVICE);
 	sdp_memcg_leave(old);
 	if (err)
 		return err;
-	sdp_mem_charge(ssk, n, SDP_BUF_SIZE, true);
+	sdp_mem_charge(ssk, 1, SDP_BUF_SIZE, true);
 	spin_lock_bh(&ssk->lock);
-	ssk->tx_count = n;	/* the ring is empty: no slot moves */
-	ssk->tx_alloc = n;
+	ssk->tx_alloc++;
 	spin_unlock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->tx_last, jiffies);
 	idle = sdp_sysctl_tx_idle(sock_net(sk));
-	if (idle)
+	if (ssk->tx_alloc == 1 && idle)
 		sdp_queue_work_delayed(ssk, idle);
 	return 0;
+}
+
+/* Has slot tx_head its buffer?  ssk->lock held. */
+bool sdp_tx_slot_has_buf(const struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return ssk->tx_head % ssk->tx_count < ssk->tx_alloc;
 }
 
 /**
@@ -742,9 +783,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 		}
 	}
 
-	err = sdp_tx_ring_ready(ssk);
-	if (err)
-		goto out_err;
+	sdp_tx_ring_ready(ssk);
 
 	while (copied < len) {
 		unsigned long base;
@@ -762,12 +801,24 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 				goto out_err;
 			continue;
 		}
+		err = sdp_tx_slot_ready(ssk);
+		if (err)
+			goto out_err;
 		spin_lock_bh(&ssk->lock);
 		if (!sdp_tx_writable(ssk)) {
 			spin_unlock_bh(&ssk->lock);
 			err = sdp_tx_wait(sk, &timeo);
 			if (err)
 				goto out_err;
+			continue;
+		}
+		/*
+		 * A completion may have committed what a write held back
+		 * (sdp_tx_release()) since: the next slot may need its
+		 * buffer first.
+		 */
+		if (!sdp_tx_slot_has_buf(ssk)) {
+			spin_unlock_bh(&ssk->lock);
 			continue;
 		}
 		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];

@@ -477,8 +477,9 @@ static struct ib_mr *sdp_zc_mr(struct sdp_sock *ssk)
 
 /*
  * Wait until everything queued before the advertisement is committed
- * and a send slot is free for the SrcAvail.  Returns 0 with the
- * connection's resources there (they stay while lock_sock() is held),
+ * and a send slot is free for the SrcAvail, and give that slot its
+ * buffer.  Returns 0 with the connection's resources there (they stay
+ * while lock_sock() is held), -ENOMEM without a buffer for the slot,
  * or -EPIPE when the connection is over (whose error the caller reports)
  * or the wait's own error.  The connection is checked first: once it is
  * torn down (device removal) its empty ring has room, but no QP, PD or
@@ -503,8 +504,10 @@ static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 			ok = ssk->tx_head - ssk->tx_tail < ssk->tx_count;
 		}
 		spin_unlock_bh(&ssk->lock);
-		if (err || ok)
+		if (err)
 			return err;
+		if (ok)
+			return sdp_tx_slot_ready(ssk);
 		err = sdp_wait_check(*timeo);
 		if (err)
 			return err;
@@ -567,6 +570,9 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	if (!sdp_tx_usable(ssk) || ssk->sk.sk_err ||
 	    (ssk->sk.sk_shutdown & SEND_SHUTDOWN) ||
 	    test_bit(SDP_F_DISCONN_WANT, &ssk->flags))
+		return -EPIPE;
+	/* sdp_zc_wait_slot() gave it: nothing can commit past it since. */
+	if (WARN_ON_ONCE(!sdp_tx_slot_has_buf(ssk)))
 		return -EPIPE;
 	err = ib_post_send(ssk->qp, &reg.wr, NULL);
 	if (err)

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -335,6 +336,34 @@ static bool mem_pages_back(void *arg)
 	return sdp_stat("MemPages") == *(long long *)arg;
 }
 
+/*
+ * Write to @fd without blocking until it takes no more (its peer does
+ * not read): its send ring is full.  Returns the bytes written.
+ */
+static size_t fill_send_ring(int fd)
+{
+	static char buf[16384];
+	size_t total = 0;
+	int eagain = 0;
+	ssize_t r;
+
+	memset(buf, 0xa5, sizeof(buf));
+	/* Until a wait for POLLOUT also times out: the ring stays full. */
+	while (eagain < 1000) {
+		r = send(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r > 0) {
+			total += r;
+			continue;
+		}
+		CHECK(r < 0 && errno == EAGAIN, "send: %s", strerror(errno));
+		if (wait_fd(fd, POLLOUT, 300) == 0)
+			return total;
+		eagain++;
+	}
+	CHECK(false, "%zu bytes written, and POLLOUT never ends", total);
+	return total;
+}
+
 /* One byte each way, so that both ends have sent (and read) once. */
 static void ping_both(int a, int b)
 {
@@ -350,12 +379,14 @@ static void ping_both(int a, int b)
  * when needed: a new pair holds two receive rings of RX_INIT small
  * (4 KiB) buffers (net.sdp.rx_init_bufs; one byte each way does not make
  * them grow) and
- * no send buffers until it sends; the first send of each end adds its
- * send ring of 16.  Above net.sdp.mem's max a new connect() fails with ENOBUFS
- * (MemRefused) while the established pair keeps working; under pressure
- * (usage above the middle value, until below the first) a new pair gets
- * rings of 4 buffers each way, RX_INIT of them posted (MemPressureConns
- * +1 per end).  Closed, all of it is
+ * no send buffers until it sends; a send gives a send slot its buffer
+ * when it first needs it: one byte each way, one per end.  Above
+ * net.sdp.mem's max a new connect() fails with ENOBUFS (MemRefused)
+ * while the established pair keeps working; under pressure (usage above
+ * the middle value, until below the first) a new pair gets rings of 4
+ * buffers each way, RX_INIT of them posted (MemPressureConns +1 per end):
+ * a sender whose peer does not read fills 4 send slots, not 16.  Closed,
+ * all of it is
  * given back.  Send buffers are kept while it counts (net.sdp.tx_idle_ms
  * 0; test_memory_tx_release() tests their release).
  */
@@ -376,8 +407,8 @@ static void test_memory_limits(void)
 	l = listener_pair(&addr, 4, &c, &s);
 	CHECK_MEM(base, 2 * RX_INIT * SMALL_PAGES, "for a pair that has not sent");
 	ping_both(c, s);
-	CHECK_MEM(base, 2 * (RX_INIT * SMALL_PAGES + 16 * BUF_PAGES),
-		  "for a pair that has sent");
+	CHECK_MEM(base, 2 * (RX_INIT * SMALL_PAGES + BUF_PAGES),
+		  "for a pair that has sent a byte each way");
 
 	/* At the limit: no new connection; the old one goes on. */
 	m = sdp_stat("MemPages");
@@ -406,8 +437,11 @@ static void test_memory_limits(void)
 	CHECK_MEM(m, 2 * RX_INIT * SMALL_PAGES,
 		  "for a pair made under pressure");
 	ping_both(c3, s3);
-	CHECK_MEM(m, 2 * (RX_INIT * SMALL_PAGES + 4 * BUF_PAGES),
-		  "for that pair after sending");
+	CHECK_MEM(m, 2 * (RX_INIT * SMALL_PAGES + BUF_PAGES),
+		  "for that pair after a byte each way");
+	CHECK(fill_send_ring(c3) > 0, "nothing sent");
+	CHECK_MEM(m, 2 * RX_INIT * SMALL_PAGES + (1 + 4) * BUF_PAGES,
+		  "for that pair once one end filled its send ring");
 
 	close(c);
 	close(s);
@@ -498,11 +532,11 @@ static void test_memory_tx_release(void)
 	      sdp_stat("TxRingReleases") - rel,
 	      sdp_stat("RxRingGrows") - grows);
 
-	/* tx_idle_ms 0: kept. */
+	/* tx_idle_ms 0: kept (a byte each way: one send buffer per end). */
 	CHECK(write_file(TX_IDLE_SYSCTL, "0") == 0, "write %s", TX_IDLE_SYSCTL);
 	rel = sdp_stat("TxRingReleases");
 	ping_both(c, s);
-	want.pages += 2 * 16 * BUF_PAGES;
+	want.pages += 2 * BUF_PAGES;
 	CHECK(wait_until(mem_pages_at, &want, WAIT_MS),
 	      "MemPages +%lld for a pair that has sent, expected +%lld",
 	      sdp_stat("MemPages") - base, mem_at_pages(&want) - base);
@@ -516,6 +550,77 @@ static void test_memory_tx_release(void)
 	close(s);
 	close(l);
 	CHECK(write_file(TX_IDLE_SYSCTL, old) == 0, "write %s", TX_IDLE_SYSCTL);
+	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
+}
+
+/* Send buffers a pair holds: MemPages above @base, less the rx rings. */
+static long long tx_bufs_of(long long base, long long rx_pages)
+{
+	return (sdp_stat("MemPages") - base - rx_pages) / BUF_PAGES;
+}
+
+/*
+ * A send slot gets its buffer when a send first needs it, and an empty
+ * ring starts over at its first slot: 100 requests and answers, one
+ * message in flight at a time, leave each end with a buffer or two
+ * (1 to 4: a send's completion may come after the next send), not its
+ * ring of 16.  A sender whose peer does not read fills all 16.  The
+ * receive rings are whole from the start (rx_init_bufs 16) and the send
+ * buffers kept (tx_idle_ms 0), so that only the send slots move.
+ */
+static void test_memory_tx_slots(void)
+{
+	const long long rx_pages = 2 * 16 * BUF_PAGES;
+	struct sockaddr_storage addr;
+	char idle[32], *buf;
+	long long base, n;
+	size_t sent;
+	int c, s, l, i;
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own buffers");
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	tx_idle_keep(idle, sizeof(idle));
+	CHECK(write_file(RX_INIT_SYSCTL, "16") == 0, "write %s",
+	      RX_INIT_SYSCTL);
+	base = sdp_stat("MemPages");
+	l = listener_pair(&addr, 4, &c, &s);
+	n = tx_bufs_of(base, rx_pages);
+	CHECK(n == 0, "%lld send buffers before a send", n);
+
+	for (i = 0; i < 100; i++)
+		ping_both(c, s);
+	n = tx_bufs_of(base, rx_pages);
+	tap_diag("%lld send buffers after 100 requests and answers", n);
+	CHECK(n >= 2 && n <= 8,
+	      "%lld send buffers for 100 requests and answers, expected 1 to 4 per end",
+	      n);
+
+	sent = fill_send_ring(c);
+	n = tx_bufs_of(base, rx_pages);
+	CHECK(n >= 16 + 1 && n <= 16 + 4,
+	      "%lld send buffers once one end filled its ring, expected 16 and the other end's 1 to 4",
+	      n);
+	/* What waited in the slots arrives whole. */
+	buf = malloc(sent);
+	CHECK(buf, "malloc");
+	CHECK(read_all(s, buf, sent) == (ssize_t)sent, "read: %s",
+	      strerror(errno));
+	for (i = 0; i < (int)sent; i++)
+		if (buf[i] != (char)0xa5)
+			break;
+	CHECK(i == (int)sent, "byte %d of %zu is %#x", i, sent,
+	      (unsigned char)buf[i]);
+	free(buf);
+	ping_both(c, s);
+
+	close(c);
+	close(s);
+	close(l);
+	CHECK(write_file(TX_IDLE_SYSCTL, idle) == 0, "write %s", TX_IDLE_SYSCTL);
 	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
 	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
 	      base);
@@ -547,9 +652,10 @@ static bool cg_back(void *arg)
  * The buffers are charged to the memory cgroup of the socket (also when
  * the kernel allocates them in the CM's thread, and for an accepted
  * socket, whose cgroup is its listener's): four pairs made and used in
- * a cgroup raise its memory.current by at least 3/4 of their 8 x 16
- * send buffers of 32 KiB (kept: net.sdp.tx_idle_ms 0; the receive rings
- * are RX_INIT buffers of 4 KiB), and closing them gives it back.
+ * a cgroup, each client filling its send ring (its peer does not read),
+ * raise its memory.current by at least 3/4 of their 4 x 16 send buffers
+ * of 32 KiB (kept: net.sdp.tx_idle_ms 0), and closing them gives it
+ * back.
  */
 static void test_memory_cgroup(void)
 {
@@ -582,11 +688,11 @@ static void test_memory_cgroup(void)
 	for (i = 0; i < 4; i++) {
 		c[i] = net_connect(&addr, 0);
 		s[i] = net_accept(l, WAIT_MS);
-		ping_both(c[i], s[i]);
+		CHECK(fill_send_ring(c[i]) > 0, "nothing sent");
 	}
 	used = cg_current(cg) - back.base;
 	tap_diag("memory.current +%lld kB for 4 pairs", used / 1024);
-	CHECK(used >= 8 * 16 * 32 * 1024 / 4 * 3,
+	CHECK(used >= 4 * 16 * 32 * 1024 / 4 * 3,
 	      "memory.current +%lld kB: the buffers are not charged to the cgroup",
 	      used / 1024);
 	for (i = 0; i < 4; i++) {
@@ -609,6 +715,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_counters_abort),
 	TAP_TEST(test_memory_limits),
 	TAP_TEST(test_memory_tx_release),
+	TAP_TEST(test_memory_tx_slots),
 	TAP_TEST(test_memory_cgroup),
 };
 
