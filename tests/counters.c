@@ -364,6 +364,15 @@ static size_t fill_send_ring(int fd)
 	return total;
 }
 
+/* Put net.sdp.tx_idle_ms back to @idle; MemPages must go back to @base. */
+static void tx_idle_restore(const char *idle, long long base)
+{
+	CHECK(write_file(TX_IDLE_SYSCTL, idle) == 0, "write %s", TX_IDLE_SYSCTL);
+	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
+}
+
 /* One byte each way, so that both ends have sent (and read) once. */
 static void ping_both(int a, int b)
 {
@@ -448,10 +457,7 @@ static void test_memory_limits(void)
 	close(c3);
 	close(s3);
 	close(l);
-	CHECK(write_file(TX_IDLE_SYSCTL, idle) == 0, "write %s", TX_IDLE_SYSCTL);
-	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
-	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
-	      base);
+	tx_idle_restore(idle, base);
 }
 
 /* MemPages at @pages, and at least @releases TxRingReleases. */
@@ -549,10 +555,7 @@ static void test_memory_tx_release(void)
 	close(c);
 	close(s);
 	close(l);
-	CHECK(write_file(TX_IDLE_SYSCTL, old) == 0, "write %s", TX_IDLE_SYSCTL);
-	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
-	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
-	      base);
+	tx_idle_restore(old, base);
 }
 
 /* Send buffers a pair holds: MemPages above @base, less the rx rings. */
@@ -620,10 +623,7 @@ static void test_memory_tx_slots(void)
 	close(c);
 	close(s);
 	close(l);
-	CHECK(write_file(TX_IDLE_SYSCTL, idle) == 0, "write %s", TX_IDLE_SYSCTL);
-	CHECK(wait_until(mem_pages_back, &base, WAIT_MS),
-	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
-	      base);
+	tx_idle_restore(idle, base);
 }
 
 #define CG_ROOT		"/sys/fs/cgroup"
