@@ -39,6 +39,13 @@
 #define IDLE_KIB_MAX	128
 /* Pages of the receive buffers of an idle end (4 small ones). */
 #define IDLE_PAGES	4
+/*
+ * Send buffers an end holds after its one message: a slot gets its 32
+ * KiB buffer when a send first needs it, so one (two, should a send be
+ * split and find the first still in flight), not the ring's 16.
+ */
+#define BUSY_TX_BUFS	2
+#define BUF_PAGES	(32 * 1024 / 4096)
 
 /* One connection: its two ends and how far each direction has got. */
 struct conn {
@@ -168,7 +175,9 @@ static bool mem_pages_back(void *arg)
 /*
  * SDP_SCALE_CONNS connections, made one after another, pass MSG_BYTES
  * each way all at once (poll() over every end), and are left idle until
- * each end has freed its send buffers (net.sdp.tx_idle_ms, 1 s).  Then
+ * each end has freed its send buffers (net.sdp.tx_idle_ms, 1 s).  Right
+ * after the data, each end holds at most BUSY_TX_BUFS send buffers on
+ * top of its receive buffers (MemPages).  Then
  * the fall in MemAvailable since before the first connect, over twice
  * the connections, is at most IDLE_KIB_MAX per end, and each end holds
  * only its rx_init_bufs receive buffers (MemPages); every connection
@@ -240,6 +249,14 @@ static void test_scale_idle_connections(void)
 	}
 	tap_diag("%d x %d bytes each way in %lld ms", n, MSG_BYTES,
 		 now_ms() - ms);
+	tap_diag("busy: MemPages +%lld (%lld per end)",
+		 sdp_stat("MemPages") - pages,
+		 (sdp_stat("MemPages") - pages) / (2 * n));
+	CHECK(sdp_stat("MemPages") - pages <=
+	      2LL * n * (IDLE_PAGES + BUSY_TX_BUFS * BUF_PAGES),
+	      "MemPages +%lld for %d connections that passed a message each way, expected at most %d per end",
+	      sdp_stat("MemPages") - pages, n,
+	      IDLE_PAGES + BUSY_TX_BUFS * BUF_PAGES);
 
 	/* Idle: every end that sent has freed its send buffers. */
 	iw.releases = rel + 2LL * n;
