@@ -292,6 +292,9 @@ static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 	c->abort_reason = READ_ONCE(ssk->stats.abort_reason);
 	if (READ_ONCE(ssk->cq))
 		c->comp_vector = READ_ONCE(ssk->comp_vector);
+	c->rx_alloc = READ_ONCE(ssk->rx_alloc);
+	c->tx_alloc = READ_ONCE(ssk->tx_alloc);
+	c->mem_pages = READ_ONCE(ssk->mem_pages);
 }
 
 #define SDP_DIAG_WANT(req, attr)	((req)->sdiag_ext & (1U << ((attr) - 1)))

@@ -565,6 +565,35 @@ static long long tx_bufs_of(long long base, long long rx_pages)
 }
 
 /*
+ * sock_diag's view of the pair @c, @s agrees: each end's receive ring
+ * is whole (16 buffers of 32 KiB), the send buffers of the two ends add
+ * up to @tx (what MemPages says), and each end's mem_pages is its own
+ * buffers.  Returns the client's send buffers.
+ */
+static unsigned int check_diag_mem(int c, int s, long long tx)
+{
+	struct sdp_diag_sock d[2];
+	const struct sdp_diag_sock *dc = &d[0], *ds = &d[1];
+
+	CHECK(diag_dump(~0U, inode_of(c), &d[0], 1) == 1 &&
+	      diag_dump(~0U, inode_of(s), &d[1], 1) == 1,
+	      "the pair is not in the sock_diag dump");
+	CHECK(dc->has_conn && ds->has_conn, "no SDP_DIAG_CONN for the pair");
+	CHECK(dc->conn.rx_alloc == 16 && ds->conn.rx_alloc == 16,
+	      "rx_alloc %u and %u, expected 16", dc->conn.rx_alloc,
+	      ds->conn.rx_alloc);
+	CHECK(dc->conn.tx_alloc + ds->conn.tx_alloc == tx,
+	      "tx_alloc %u + %u, MemPages says %lld", dc->conn.tx_alloc,
+	      ds->conn.tx_alloc, tx);
+	CHECK(dc->conn.mem_pages == (16 + dc->conn.tx_alloc) * BUF_PAGES &&
+	      ds->conn.mem_pages == (16 + ds->conn.tx_alloc) * BUF_PAGES,
+	      "mem_pages %u and %u for tx_alloc %u and %u",
+	      dc->conn.mem_pages, ds->conn.mem_pages, dc->conn.tx_alloc,
+	      ds->conn.tx_alloc);
+	return dc->conn.tx_alloc;
+}
+
+/*
  * A send slot gets its buffer when a send first needs it, and an empty
  * ring starts over at its first slot: 100 requests and answers, one
  * message in flight at a time, leave each end with a buffer or two
@@ -572,6 +601,7 @@ static long long tx_bufs_of(long long base, long long rx_pages)
  * ring of 16.  A sender whose peer does not read fills all 16.  The
  * receive rings are whole from the start (rx_init_bufs 16) and the send
  * buffers kept (tx_idle_ms 0), so that only the send slots move.
+ * sock_diag's rx_alloc, tx_alloc and mem_pages of each end agree.
  */
 static void test_memory_tx_slots(void)
 {
@@ -593,6 +623,7 @@ static void test_memory_tx_slots(void)
 	l = listener_pair(&addr, 4, &c, &s);
 	n = tx_bufs_of(base, rx_pages);
 	CHECK(n == 0, "%lld send buffers before a send", n);
+	check_diag_mem(c, s, n);
 
 	for (i = 0; i < 100; i++)
 		ping_both(c, s);
@@ -601,12 +632,15 @@ static void test_memory_tx_slots(void)
 	CHECK(n >= 2 && n <= 8,
 	      "%lld send buffers for 100 requests and answers, expected 1 to 4 per end",
 	      n);
+	check_diag_mem(c, s, n);
 
 	sent = fill_send_ring(c);
 	n = tx_bufs_of(base, rx_pages);
 	CHECK(n >= 16 + 1 && n <= 16 + 4,
 	      "%lld send buffers once one end filled its ring, expected 16 and the other end's 1 to 4",
 	      n);
+	CHECK(check_diag_mem(c, s, n) == 16,
+	      "the client that filled its ring holds fewer than 16");
 	/* What waited in the slots arrives whole. */
 	buf = malloc(sent);
 	CHECK(buf, "malloc");

@@ -3,6 +3,7 @@
  * The sock_diag dump of SDP sockets and its parser: see sdp_diag_parse.h.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,8 +31,12 @@ static void parse_attrs(const struct nlmsghdr *h, struct sdp_diag_sock *s)
 			memcpy(&s->stats, p, sizeof(s->stats));
 			s->has_stats = true;
 		} else if (a->nla_type == SDP_DIAG_CONN &&
-			   plen >= (int)sizeof(s->conn)) {
-			memcpy(&s->conn, p, sizeof(s->conn));
+			   plen >= (int)offsetof(struct sdp_diag_conn,
+						 rx_alloc)) {
+			/* A module before the memory fields: those read 0. */
+			memset(&s->conn, 0, sizeof(s->conn));
+			memcpy(&s->conn, p, plen < (int)sizeof(s->conn) ?
+			       (size_t)plen : sizeof(s->conn));
 			s->has_conn = true;
 		}
 		len -= NLA_ALIGN(a->nla_len);

@@ -253,13 +253,14 @@ static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
 	if (c)
 		printf("\t credits:%d peer_credits:%u tx_max:%u rx_bufs:%u tx_bufs:%u rx_posted:%u"
 		       " tx_mseq_next:%u rx_mseq_last:%u abort_reason:%s"
-		       " comp_vector:%u\n",
+		       " comp_vector:%u rx_alloc:%u tx_alloc:%u mem_pages:%u\n",
 		       c->tx_credits, c->peer_credits, c->tx_max, c->rx_bufs,
 		       c->tx_bufs, c->rx_posted, c->tx_mseq_next,
 		       c->rx_mseq_last,
 		       c->abort_reason < sizeof(abort_reasons) /
 					 sizeof(abort_reasons[0]) ?
-		       abort_reasons[c->abort_reason] : "?", c->comp_vector);
+		       abort_reasons[c->abort_reason] : "?", c->comp_vector,
+		       c->rx_alloc, c->tx_alloc, c->mem_pages);
 }
 
 struct totals {

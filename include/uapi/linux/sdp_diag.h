@@ -147,6 +147,13 @@ struct sdp_diag_stats {
  * @abort_reason: why the connection was aborted (SDP_ABORT_REASON_*), or 0
  * @pad: 0
  * @comp_vector: completion vector of the connection's CQ (0 without one)
+ * @rx_alloc: receive buffers allocated now (@rx_bufs once the ring grew)
+ * @tx_alloc: send buffers allocated now: a slot gets its buffer when a
+ *	send first needs it, all go after net.sdp.tx_idle_ms without a send
+ * @mem_pages: pages of buffers this connection holds, as counted in
+ *	net.sdp.mem and /proc/net/sdp_stats' MemPages
+ *
+ * Fields are only ever appended: a reader takes the attribute's length.
  */
 struct sdp_diag_conn {
 	__s32	tx_credits;
@@ -160,6 +167,9 @@ struct sdp_diag_conn {
 	__u8	abort_reason;
 	__u8	pad;
 	__u16	comp_vector;
+	__u32	rx_alloc;
+	__u32	tx_alloc;
+	__u32	mem_pages;
 };
 
 /* struct sdp_diag_conn::abort_reason */
