@@ -879,7 +879,12 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 
 	spin_lock_bh(&ssk->lock);
 	if (test_bit(SDP_F_ABORT, &ssk->flags)) {
-		ret = -ECONNRESET;
+		/*
+		 * Aborted while we pinned: look again, and the check above
+		 * drops the advertisement; the reader gets the abort's own
+		 * error (ETIMEDOUT for a peer that died), not ours.
+		 */
+		ret = -EAGAIN;
 	} else if (ssk->zc_rx.buf != b || ssk->zc_rx.gen != gen) {
 		/* Cancelled (and declined) while we pinned: not ours any more. */
 		ret = -EAGAIN;
@@ -904,8 +909,9 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret) {
+		/* The post failed: the connection is broken. */
 		sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
-		return ret;
+		return sock_error(sk) ?: -ECONNRESET;
 	}
 
 	spin_lock_bh(&ssk->lock);
