@@ -379,10 +379,11 @@ struct sdp_ka {
  * @tx_slots: descriptors in @tx_ring (the ring size asked for)
  * @tx_count: ring size in use, @tx_slots or fewer under memory
  *	pressure; changes only while the ring is empty
- * @tx_alloc: slots of @tx_ring from the first that have their buffer:
- *	one more each time a send first needs a slot (sdp_tx_slot_ready()),
- *	up to @tx_count, 0 again after net.sdp.tx_idle_ms without a send
- *	(sdp_tx_ring_idle()); changed under lock_sock() and @lock
+ * @tx_alloc: slots of @tx_ring that have a buffer: one more each time
+ *	a send needs one and no slot out of use has one to give
+ *	(sdp_tx_slot_ready()), up to @tx_count, 0 again after
+ *	net.sdp.tx_idle_ms without a send (sdp_tx_ring_idle()); changed
+ *	under lock_sock() and @lock
  * @tx_last: jiffies of the last sendmsg() that had the buffers
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted (a slot bigger than the peer's buffers

@@ -5,12 +5,12 @@
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
- * Data goes through a ring of tx_count slots.  Each slot gets its buffer
- * (allocated and DMA-mapped) the first time a send needs it, in order
- * from slot 0: tx_alloc of them have one.  Indices only grow (slot =
- * index % tx_count), but start over at 0 when a send finds the ring
- * empty, so a connection uses no more buffers than it has messages in
- * flight:
+ * Data goes through a ring of tx_count slots.  A slot gets a buffer
+ * (allocated and DMA-mapped) when a send needs it and it has none: that
+ * of a slot not in use, or a new one (sdp_tx_slot_ready()); tx_alloc
+ * slots have one, so a connection holds no more buffers than it ever
+ * had messages waiting or in flight.  Indices only grow (slot = index %
+ * tx_count), but start over at 0 when a send finds the ring empty:
  *
  *   tx_tail <= tx_post <= tx_head,  slot tx_head is being filled
  *                                   while tx_fill > 0
@@ -98,12 +98,38 @@ void sdp_tx_ring_ready(struct sdp_sock *ssk)
 }
 
 /*
- * Give slot tx_head its buffer if it has none yet.  Slots get theirs in
- * order from the ring's start (sdp_tx_ring_ready()), so tx_head's slot
- * is at most the first without one (tx_alloc).  An established
- * connection keeps working above net.sdp.mem's limit (the charge is
- * forced); only new connections are refused.  The first buffer starts
- * the quiet-time check (sdp_tx_ring_idle()).  lock_sock() held.
+ * Move the buffer of a slot that is not in use (not in [tx_tail,
+ * tx_head]) to slot @i, which has none.  Returns false if no such slot
+ * has one.  ssk->lock held.
+ */
+static bool sdp_tx_slot_borrow(struct sdp_sock *ssk, unsigned int i)
+{
+	unsigned int used = ssk->tx_head - ssk->tx_tail, k, j;
+	struct sdp_buf *d = &ssk->tx_ring[i], *b;
+
+	lockdep_assert_held(&ssk->lock);
+	for (k = 1; k < ssk->tx_count; k++) {
+		j = (i + k) % ssk->tx_count;
+		b = &ssk->tx_ring[j];
+		if ((j - ssk->tx_tail % ssk->tx_count + ssk->tx_count) %
+		    ssk->tx_count < used || !b->data)
+			continue;
+		swap(d->data, b->data);
+		swap(d->dma, b->dma);
+		swap(d->size, b->size);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Give slot tx_head a buffer if it has none yet: that of a slot not in
+ * use, or a new one.  A connection thus holds as many send buffers as
+ * it ever had messages waiting or in flight at once, wherever in the
+ * ring they were.  An established connection keeps working above
+ * net.sdp.mem's limit (the charge is forced); only new connections are
+ * refused.  The first buffer starts the quiet-time check
+ * (sdp_tx_ring_idle()).  lock_sock() held.
  *
  * Return: 0, -EPIPE when the connection has no QP (any more), -ENOMEM.
  */
@@ -113,16 +139,22 @@ int sdp_tx_slot_ready(struct sdp_sock *ssk)
 	struct mem_cgroup *old;
 	unsigned long idle;
 	unsigned int i;
+	bool ready;
 	int err;
 
 	sock_owned_by_me(sk);
 	if (!test_bit(SDP_F_QP, &ssk->flags))
 		return -EPIPE;
-	i = READ_ONCE(ssk->tx_head) % ssk->tx_count;
-	if (i < ssk->tx_alloc)
+	spin_lock_bh(&ssk->lock);
+	i = ssk->tx_head % ssk->tx_count;
+	ready = ssk->tx_ring[i].data || sdp_tx_slot_borrow(ssk, i);
+	spin_unlock_bh(&ssk->lock);
+	/*
+	 * Slot tx_head stays without a buffer meanwhile: a completion
+	 * commits only a slot that was filled.
+	 */
+	if (ready)
 		return 0;
-	if (WARN_ON_ONCE(i != ssk->tx_alloc))
-		return -EPIPE;
 	old = sdp_memcg_enter(sk);
 	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->tx_ring, i, i + 1,
 			    SDP_BUF_SIZE, DMA_TO_DEVICE);
@@ -143,7 +175,7 @@ int sdp_tx_slot_ready(struct sdp_sock *ssk)
 bool sdp_tx_slot_has_buf(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return ssk->tx_head % ssk->tx_count < ssk->tx_alloc;
+	return ssk->tx_ring[ssk->tx_head % ssk->tx_count].data;
 }
 
 /**
@@ -185,7 +217,9 @@ unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk)
 	mutex_unlock(&ssk->tx_mutex);
 	if (!n)
 		return idle;	/* data in flight: not idle */
-	sdp_ring_drain(ssk->sdev->ibdev, ssk->tx_ring, 0, n, DMA_TO_DEVICE);
+	/* Any slots may have them (sdp_tx_slot_borrow()). */
+	sdp_ring_drain(ssk->sdev->ibdev, ssk->tx_ring, 0, ssk->tx_slots,
+		       DMA_TO_DEVICE);
 	sdp_mem_uncharge(ssk, n, SDP_BUF_SIZE);
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_TX_RING_RELEASES);
 	return 0;
@@ -195,7 +229,7 @@ void sdp_tx_ring_free(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->sdev->ibdev;
 
-	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_alloc, DMA_TO_DEVICE);
+	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_slots, DMA_TO_DEVICE);
 	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, DMA_TO_DEVICE);
 	ssk->tx_ring = NULL;
 	ssk->ctrl_ring = NULL;
