@@ -610,6 +610,69 @@ static void *zrecv_fn(void *arg)
 }
 
 /*
+ * A page whose first touch waits in a userfaultfd (in @*page); returns
+ * the userfaultfd.  Skips the test without userfaultfd.
+ */
+static int uffd_page(void **page)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	int uffd;
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		tap_skip("userfaultfd: %s", strerror(errno));
+	CHECK_OK(ioctl(uffd, UFFDIO_API, &api));
+	*page = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(*page != MAP_FAILED, "mmap: %s", strerror(errno));
+	reg.range.start = (uintptr_t)*page;
+	reg.range.len = pg;
+	CHECK_OK(ioctl(uffd, UFFDIO_REGISTER, &reg));
+	return uffd;
+}
+
+/* Wait for the fault on @uffd's page: the module's reader is pinning it. */
+static void uffd_wait_fault(int uffd)
+{
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg um;
+
+	CHECK(poll(&pfd, 1, WAIT_MS) == 1, "no page fault within %d ms", WAIT_MS);
+	CHECK(read(uffd, &um, sizeof(um)) == sizeof(um) &&
+	      um.event == UFFD_EVENT_PAGEFAULT, "not a page fault event");
+}
+
+/* Let the fault on @page go on: it gets a page of zeroes. */
+static void uffd_resolve(int uffd, void *page)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffdio_copy copy = {};
+	char *src = aligned_alloc(pg, pg);
+
+	CHECK(src, "out of memory");
+	memset(src, 0, pg);
+	copy.dst = (uintptr_t)page;
+	copy.src = (uintptr_t)src;
+	copy.len = pg;
+	CHECK_OK(ioctl(uffd, UFFDIO_COPY, &copy));
+	free(src);
+}
+
+/* The peer advertises @len readable bytes of @mr. */
+static void peer_advertise(struct peer *p, struct ibv_mr *mr, size_t len)
+{
+	struct srcah sa;
+
+	sa.len = htonl(len);
+	sa.rkey = htonl(mr->rkey);
+	sa.vaddr = htobe64((uintptr_t)mr->addr);
+	peer_send(p, MID_SRCAVAIL, &sa, sizeof(sa));
+	peer_sends_ok(p);
+}
+
+/*
  * SrcAvailCancel while the module's reader is pinning its pages for the
  * RDMA read.  The reader's buffer is a userfaultfd page, so the pin stops
  * in the page fault until the test resolves it: the peer cancels in that
@@ -622,58 +685,27 @@ static void *zrecv_fn(void *arg)
 static void test_zcopy_cancel_while_pinning(void)
 {
 	const size_t len = 512;
-	long pg = sysconf(_SC_PAGESIZE);
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
-	struct uffdio_copy copy = {};
 	struct zrecv z = { .len = len };
-	struct pollfd pfd = { .events = POLLIN };
-	struct uffd_msg um;
-	char text[512], *src;
 	struct ibv_mr *mr;
-	struct srcah sa;
 	struct peer p;
+	char text[512];
 	pthread_t t;
 	int uffd;
 
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0)
-		tap_skip("userfaultfd: %s", strerror(errno));
-	CHECK_OK(ioctl(uffd, UFFDIO_API, &api));
-	z.buf = mmap(NULL, pg, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(z.buf != MAP_FAILED, "mmap: %s", strerror(errno));
-	reg.range.start = (uintptr_t)z.buf;
-	reg.range.len = pg;
-	CHECK_OK(ioctl(uffd, UFFDIO_REGISTER, &reg));
-	src = aligned_alloc(pg, pg);
-	CHECK(src, "out of memory");
-	memset(src, 0, pg);
-
+	uffd = uffd_page(&z.buf);
 	klog_start();
 	peer_setup(&p, 0);
 	z.fd = p.sock;
 	mr = peer_reg_readable(&p, len);
 	pattern_fill(mr->addr, len, 93, 0);
 	CHECK(!pthread_create(&t, NULL, zrecv_fn, &z), "pthread_create");
-	sa.len = htonl(len);
-	sa.rkey = htonl(mr->rkey);
-	sa.vaddr = htobe64((uintptr_t)mr->addr);
-	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
-	peer_sends_ok(&p);
+	peer_advertise(&p, mr, len);
 
 	/* The reader is pinning its buffer: the page fault waits for us. */
-	pfd.fd = uffd;
-	CHECK(poll(&pfd, 1, WAIT_MS) == 1, "no page fault within %d ms", WAIT_MS);
-	CHECK(read(uffd, &um, sizeof(um)) == sizeof(um) &&
-	      um.event == UFFD_EVENT_PAGEFAULT, "not a page fault event");
+	uffd_wait_fault(uffd);
 	peer_send(&p, MID_SRCAVAIL_CANCEL, NULL, 0);
 	peer_expect_msg(&p, MID_SENDSM, p.tx_mseq);
-
-	copy.dst = (uintptr_t)z.buf;
-	copy.src = (uintptr_t)src;
-	copy.len = pg;
-	CHECK_OK(ioctl(uffd, UFFDIO_COPY, &copy));
+	uffd_resolve(uffd, z.buf);
 
 	/* The advertised bytes come as Data, as SendSM asked. */
 	pattern_fill(text, len, 94, 0);
@@ -691,7 +723,6 @@ static void test_zcopy_cancel_while_pinning(void)
 	orderly_close(&p);
 	CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
 	peer_teardown(&p);
-	free(src);
 	close(uffd);
 }
 
@@ -1349,6 +1380,52 @@ static void test_keepalive_dead_peer(void)
 }
 
 /*
+ * The connection is aborted while the module's reader pins its pages for
+ * an RDMA read (its buffer is a userfaultfd page): the peer dies and
+ * keepalive (1/1/2) ends the connection with ETIMEDOUT.  When the pin
+ * goes on, the reader gets that error, as a reader that came after the
+ * abort does, not an ECONNRESET of its own.
+ */
+static void test_zcopy_abort_while_pinning(void)
+{
+	const size_t len = 512;
+	struct zrecv z = { .len = len };
+	long long timeouts;
+	struct ibv_mr *mr;
+	struct peer p;
+	pthread_t t;
+	int uffd, i;
+
+	uffd = uffd_page(&z.buf);
+	klog_start();
+	peer_setup(&p, 0);
+	p.completion_errors_ok = true;
+	z.fd = p.sock;
+	mr = peer_reg_readable(&p, len);
+	pattern_fill(mr->addr, len, 95, 0);
+	timeouts = sdp_stat("AbortOnTimeout");
+	set_keepalive(p.sock, 1, 1, 2);
+	CHECK(!pthread_create(&t, NULL, zrecv_fn, &z), "pthread_create");
+	peer_advertise(&p, mr, len);
+	uffd_wait_fault(uffd);
+	peer_dies(&p);
+	for (i = 0; i < 100 && sdp_stat("AbortOnTimeout") == timeouts; i++)
+		usleep(100 * 1000);
+	CHECK(sdp_stat("AbortOnTimeout") > timeouts,
+	      "keepalive did not end the connection within 10 s");
+	uffd_resolve(uffd, z.buf);
+	CHECK(join_ms(t, WAIT_MS) == 0, "the recv did not return within %d ms",
+	      WAIT_MS);
+	CHECK(z.ret == -1 && z.err == ETIMEDOUT,
+	      "recv: %zd (%s), expected ETIMEDOUT", z.ret,
+	      strerrorname_np(z.err));
+	klog_expect("connection timed out");
+	CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
+	peer_teardown(&p);
+	close(uffd);
+}
+
+/*
  * Keepalive probes to a live peer: answered, so even TCP_KEEPCNT 1 keeps
  * the connection; the peer's software sees nothing of them (no message,
  * no receive buffer taken), the module's credits are what they were, and
@@ -1953,6 +2030,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_zcopy_bad_key_chained_read),
 	TAP_TEST(test_zcopy_srcavail_too_long),
 	TAP_TEST(test_zcopy_cancel_while_pinning),
+	TAP_TEST(test_zcopy_abort_while_pinning),
 	TAP_TEST(test_zcopy_key_dead_after_cancel),
 	TAP_TEST(test_zcopy_advert_lifetime),
 	TAP_TEST(test_zcopy_remote_inv),
