@@ -15,10 +15,10 @@
  *    receive buffers (a passive one SDP_HALF_OPEN_BUFS while half open)
  *    and the rest of its ring once the peer runs short of credits
  *    (sdp_rx_grow(), announced to the peer with a credit update); the
- *    send buffers come one slot at a time, when a send first needs the
- *    slot (sdp_tx_slot_ready()), so a connection has as many as it ever
- *    had messages in flight, and go after net.sdp.tx_idle_ms without a
- *    send (sdp_tx_ring_idle());
+ *    send buffers come one at a time, when a send needs a slot and no
+ *    slot out of use has one (sdp_tx_slot_ready()), so a connection has
+ *    as many as it ever had messages in flight at once, and go after
+ *    net.sdp.tx_idle_ms without a send (sdp_tx_ring_idle());
  *  - charged to the socket's memory cgroup: allocated with __GFP_ACCOUNT
  *    while the socket's memcg is the active one (the CM handler runs in a
  *    kernel thread, and a socket may be used by another process than the

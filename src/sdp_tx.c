@@ -71,8 +71,8 @@ int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 /*
  * Make the data ring ready for a send, the first or the first after
  * sdp_tx_ring_idle() took its buffers: tx_slots slots, or SDP_MIN_BUFS
- * under memory pressure.  No buffer yet: sdp_tx_slot_ready() gives each
- * slot its buffer when a send first needs it.  An empty ring starts over
+ * under memory pressure.  No buffer yet: sdp_tx_slot_ready() gives a
+ * slot one when a send needs it.  An empty ring starts over
  * at slot 0, so that a connection that only ever has a message or two
  * in flight (requests and answers) keeps using the same few buffers.
  * lock_sock() held.

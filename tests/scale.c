@@ -40,9 +40,9 @@
 /* Pages of the receive buffers of an idle end (4 small ones). */
 #define IDLE_PAGES	4
 /*
- * Send buffers an end holds after its one message: a slot gets its 32
- * KiB buffer when a send first needs it, so one (two, should a send be
- * split and find the first still in flight), not the ring's 16.
+ * Send buffers an end holds after its one message: a slot gets a 32 KiB
+ * buffer only when a send needs it, so one (two, should a send be split
+ * and find the first still in flight), not the ring's 16.
  */
 #define BUSY_TX_BUFS	2
 #define BUF_PAGES	(32 * 1024 / 4096)

@@ -148,8 +148,9 @@ struct sdp_diag_stats {
  * @pad: 0
  * @comp_vector: completion vector of the connection's CQ (0 without one)
  * @rx_alloc: receive buffers allocated now (@rx_bufs once the ring grew)
- * @tx_alloc: send buffers allocated now: a slot gets its buffer when a
- *	send first needs it, all go after net.sdp.tx_idle_ms without a send
+ * @tx_alloc: send buffers allocated now: one only when a send needs a
+ *	slot and no slot out of use has one, all go after
+ *	net.sdp.tx_idle_ms without a send
  * @mem_pages: pages of buffers this connection holds, as counted in
  *	net.sdp.mem and /proc/net/sdp_stats' MemPages
  *
