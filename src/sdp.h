@@ -142,18 +142,20 @@ enum {
 				 * filled for the data in flight (Nagle)
 				 */
 	SDP_F_RX_GROW,		/* the peer runs short of credits: post
-				 * the rest of the receive ring, or replace
-				 * retired small buffers (sdp_work())
+				 * the rest of the receive ring (sdp_work())
+				 */
+	SDP_F_RX_RETIRE,	/* buffers of the size we no longer post
+				 * came back (rx_retired): replace or free
+				 * them (sdp_work())
 				 */
 	SDP_F_PEER_RESIZE,	/* the peer's Hello(Ack) had SDP_HF_RESIZE */
-	SDP_F_RX_BIG,		/* the receive ring grew to SDP_BUF_SIZE
-				 * buffers: small ones retire as they come
-				 * back; ChRcvBufAck due
+	SDP_F_PEER_SHRINK,	/* ... and SDP_HF_SHRINK */
+	SDP_F_RX_ACKED,		/* a ChRcvBufAck of ours is posted: its
+				 * size binds from rx_chg_mseq on
 				 */
-	SDP_F_RX_ACKED,		/* ... and that ChRcvBufAck is posted */
-	SDP_F_PEER_GREW,	/* the peer's ChRcvBufAck came: messages from
-				 * tx_big_mseq on may be tx_max, the ones
-				 * before at most tx_small_max
+	SDP_F_PEER_RESIZED,	/* the peer's ChRcvBufAck came: messages
+				 * from tx_max_mseq on may be tx_max, the
+				 * ones before tx_prev_max
 				 */
 	SDP_F_TX_PIECE,		/* a part of slot tx_post is posted, the
 				 * rest waits for its completion
@@ -353,22 +355,34 @@ struct sdp_ka {
  * @poll_lock: held while completions of @cq are processed
  * @iop: softirq polling of @cq
  * @qp: the RC queue pair (owned by @id)
- * @rx_ring: @rx_count receive buffer descriptors
- * @rx_count: receive ring size; only comes down, to @rx_alloc, when it
- *	cannot grow (sdp_rx_grow()); written under @lock and lock_sock()
- * @rx_alloc: ... of which the first @rx_alloc have a buffer (and are
- *	posted or hold data): SDP_HALF_OPEN_BUFS, all once the peer sent
- *	faster than they came back (sdp_rx_grow_due()); written under
+ * @rx_ring: @rx_slots receive buffer descriptors
+ * @rx_slots: descriptors in @rx_ring (the ring size at setup)
+ * @rx_count: receive ring size: at most @rx_slots buffers; only comes
+ *	down, to @rx_alloc, when it cannot grow (sdp_rx_grow()); written
+ *	under @lock and lock_sock()
+ * @rx_alloc: ... of which @rx_alloc have a buffer (posted, holding data
+ *	or retired), wherever they are in @rx_ring: SDP_HALF_OPEN_BUFS or
+ *	net.sdp.rx_init_bufs, all once the peer sent faster than they came
+ *	back (sdp_rx_grow_due()), net.sdp.rx_init_bufs again after
+ *	net.sdp.rx_idle_ms without data (sdp_rx_ring_idle()); written under
  *	@lock and lock_sock()
  * @rx_queue: received buffers with unread payload, in order
  * @rx_posted: receive buffers posted and not yet completed
  * @rx_size: the largest message the peer may send us, BSDH included: the
- *	size of our receive buffers as we announced it, SDP_BUF_SMALL while
- *	the ring is small, SDP_BUF_SIZE once our ChRcvBufAck said so
- *	(sdp_rx.c); under @lock
+ *	size of our receive buffers as we announced it last, in the Hello
+ *	or a ChRcvBufAck (sdp_rx.c); under @lock
+ * @rx_want: the size of the buffers we post from now on: SDP_BUF_SIZE
+ *	once the ring grew, SDP_BUF_SMALL again once it shrinks; a buffer
+ *	of the other size that comes back retires.  @rx_size follows once
+ *	our ChRcvBufAck is posted; under @lock
  * @rx_small_posted: ... of which SDP_BUF_SMALL buffers; under @lock
- * @rx_retired: small buffers that came back after the ring grew, to be
- *	replaced by full ones (sdp_rx_grow()); under @lock
+ * @rx_retired: buffers that came back with a size other than @rx_want,
+ *	to be replaced or freed (sdp_rx_replace_retired()); under @lock
+ * @rx_chg_mseq: the first message our last ChRcvBufAck applies to; no
+ *	other goes before that one came (SDP_F_RX_ACKED); under @lock
+ * @rx_last: jiffies of the last Data or SrcAvail received; under @lock
+ * @rx_data_run: Data messages received since we last sent one (which
+ *	told the peer our credits; sdp_rx_grow_due()); under @lock
  * @rx_mseq_last: mseq of the last message received
  * @rx_mseq_limit: highest mseq the peer may send given our adverts
  * @rx_bytes: unread payload bytes in @rx_queue
@@ -395,9 +409,9 @@ struct sdp_ka {
  * @tx_mseq_next: mseq of the next message we send
  * @tx_credits: messages we may send (peer's posted buffers)
  * @tx_max: largest message the peer accepts (BSDH included)
- * @tx_small_max: ... before its ChRcvBufAck (SDP_F_PEER_GREW), which
- *	still binds the messages before @tx_big_mseq (sdp_tx_push())
- * @tx_big_mseq: the first mseq that may be @tx_max; both under @lock
+ * @tx_prev_max: ... before its last ChRcvBufAck (SDP_F_PEER_RESIZED),
+ *	which still binds the messages before @tx_max_mseq (sdp_tx_push())
+ * @tx_max_mseq: the first mseq that @tx_max binds; both under @lock
  * @tx_bytes: payload bytes posted and not yet completed, plus @tx_fill
  *	and @tx_unposted
  * @tx_unposted: payload bytes in committed slots not yet posted
@@ -442,13 +456,18 @@ struct sdp_sock {
 	struct ib_qp *qp;
 
 	struct sdp_buf *rx_ring;
+	unsigned int rx_slots;
 	unsigned int rx_count;
 	unsigned int rx_alloc;
 	struct list_head rx_queue;
 	unsigned int rx_posted;
 	u32 rx_size;
+	u32 rx_want;
 	unsigned int rx_small_posted;
 	struct list_head rx_retired;
+	u32 rx_chg_mseq;
+	unsigned long rx_last;
+	unsigned int rx_data_run;
 	u32 rx_mseq_last;
 	u32 rx_mseq_limit;
 	u32 rx_bytes;
@@ -471,8 +490,8 @@ struct sdp_sock {
 	u32 tx_mseq_next;
 	int tx_credits;
 	u32 tx_max;
-	u32 tx_small_max;
-	u32 tx_big_mseq;
+	u32 tx_prev_max;
+	u32 tx_max_mseq;
 	u32 tx_bytes;
 	u32 tx_unposted;
 
@@ -697,6 +716,8 @@ int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n);
 void sdp_rx_ring_free(struct sdp_sock *ssk);
 int sdp_rx_post_all(struct sdp_sock *ssk);
 void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to);
+void sdp_rx_replace_retired(struct sdp_sock *ssk);
+unsigned long sdp_rx_ring_idle(struct sdp_sock *ssk);
 int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags);
 void sdp_rx_purge(struct sdp_sock *ssk);

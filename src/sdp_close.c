@@ -471,11 +471,18 @@ void sdp_work(struct work_struct *work)
 	if (destroy) {
 		id = sdp_conn_detach(ssk);
 	} else if (qp) {
+		unsigned long rx_again;
+
 		again = sdp_tx_ring_idle(ssk);
+		if (test_and_clear_bit(SDP_F_RX_RETIRE, &ssk->flags))
+			sdp_rx_replace_retired(ssk);
 		/* Before the RTU, sdp_cm_child_established() grows it. */
 		if (test_bit(SDP_F_ESTABLISHED, &ssk->flags) &&
 		    test_and_clear_bit(SDP_F_RX_GROW, &ssk->flags))
 			sdp_rx_grow(ssk, ssk->rx_count);
+		rx_again = sdp_rx_ring_idle(ssk);
+		if (rx_again && (!again || rx_again < again))
+			again = rx_again;
 	}
 	if (again)
 		sdp_queue_work_delayed(ssk, again);

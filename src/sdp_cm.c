@@ -163,7 +163,8 @@ static bool sdp_dev_rinv(const struct ib_device *dev)
 
 static u8 sdp_hello_flags(const struct ib_device *dev)
 {
-	return (sdp_dev_rinv(dev) ? SDP_HF_RINV : 0) | SDP_HF_RESIZE;
+	return (sdp_dev_rinv(dev) ? SDP_HF_RINV : 0) | SDP_HF_RESIZE |
+	       SDP_HF_SHRINK;
 }
 
 /* The peer's Hello(Ack) @flags: what we may do to its advertisements. */
@@ -174,6 +175,9 @@ static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
 	assign_bit(SDP_F_PEER_RINV, &ssk->flags,
 		   (flags & SDP_HF_RINV) && sdp_dev_rinv(dev));
 	assign_bit(SDP_F_PEER_RESIZE, &ssk->flags, flags & SDP_HF_RESIZE);
+	assign_bit(SDP_F_PEER_SHRINK, &ssk->flags,
+		   (flags & (SDP_HF_RESIZE | SDP_HF_SHRINK)) ==
+		   (SDP_HF_RESIZE | SDP_HF_SHRINK));
 	spin_unlock_bh(&ssk->lock);
 }
 

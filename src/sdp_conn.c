@@ -82,6 +82,9 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 {
 	ssk->rx_posted = 0;
 	ssk->rx_small_posted = 0;
+	ssk->rx_chg_mseq = 0;
+	ssk->rx_last = jiffies;
+	ssk->rx_data_run = 0;
 	ssk->rx_bytes = 0;
 	ssk->urg_state = SDP_URG_NONE;
 	ssk->rx_mseq_last = 0;
@@ -100,9 +103,9 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 	ssk->zc_tx.acked = 0;
 	ssk->zc_rx.buf = NULL;
 	ssk->zc_rx.compl = 0;
-	clear_bit(SDP_F_RX_BIG, &ssk->flags);
+	clear_bit(SDP_F_RX_RETIRE, &ssk->flags);
 	clear_bit(SDP_F_RX_ACKED, &ssk->flags);
-	clear_bit(SDP_F_PEER_GREW, &ssk->flags);
+	clear_bit(SDP_F_PEER_RESIZED, &ssk->flags);
 }
 
 /*
@@ -158,6 +161,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 	rx_init = sdp_sysctl_rx_init_bufs(sock_net(sk));
 	nrx = min(ssk->rx_count, passive ? SDP_HALF_OPEN_BUFS : rx_init);
 	ssk->rx_size = small && rx_init < asked ? SDP_BUF_SMALL : SDP_BUF_SIZE;
+	ssk->rx_want = ssk->rx_size;
 	err = sdp_mem_charge(ssk, nrx, ssk->rx_size, false);
 	if (err)
 		goto err;

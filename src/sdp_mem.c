@@ -14,7 +14,9 @@
  *  - allocated when needed: a connection posts net.sdp.rx_init_bufs
  *    receive buffers (a passive one SDP_HALF_OPEN_BUFS while half open)
  *    and the rest of its ring once the peer runs short of credits
- *    (sdp_rx_grow(), announced to the peer with a credit update); the
+ *    (sdp_rx_grow(), announced to the peer with a credit update), and
+ *    go back to rx_init_bufs small ones after net.sdp.rx_idle_ms
+ *    without data (sdp_rx_ring_idle(), when the peer can be told); the
  *    send buffers come one at a time, when a send needs a slot and no
  *    slot out of use has one (sdp_tx_slot_ready()), so a connection has
  *    as many as it ever had messages in flight at once, and go after

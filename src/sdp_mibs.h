@@ -29,8 +29,9 @@ SDP_MIB(MEM_REFUSED, "MemRefused")		/* buffers refused: mem max */
 SDP_MIB(MEM_PRESSURE_CONNS, "MemPressureConns")	/* made small: pressure */
 SDP_MIB(TX_RING_RELEASES, "TxRingReleases")	/* send buffers given back */
 SDP_MIB(RX_RING_GROWS, "RxRingGrows")		/* receive rings grown */
-SDP_MIB(CHRCVBUF_ACK_TX, "ChRcvBufAckTx")	/* our small buffers grew */
-SDP_MIB(CHRCVBUF_ACK_RX, "ChRcvBufAckRx")	/* the peer's grew */
+SDP_MIB(RX_RING_SHRINKS, "RxRingShrinks")	/* ... shrunk back when quiet */
+SDP_MIB(CHRCVBUF_ACK_TX, "ChRcvBufAckTx")	/* our buffers grew or shrank */
+SDP_MIB(CHRCVBUF_ACK_RX, "ChRcvBufAckRx")	/* the peer's did */
 SDP_MIB(HALF_OPEN, "HalfOpen")			/* gauge: not established yet */
 SDP_MIB(HALF_OPEN_REFUSED, "HalfOpenRefused")	/* refused: max_half_open */
 /* aborts, by reason */

@@ -34,6 +34,7 @@ struct sdp_mib;
  * @max_half_open: net.sdp.max_half_open
  * @rx_init_bufs: net.sdp.rx_init_bufs
  * @tx_idle_ms: net.sdp.tx_idle_ms (0: send buffers kept)
+ * @rx_idle_ms: net.sdp.rx_idle_ms (0: a receive ring that grew stays)
  * @mem_pages: pages of connection buffers held in the namespace
  * @half_open: passive connections not yet established
  * @mem_pressure: under memory pressure (between @mem[1] and @mem[0])
@@ -53,6 +54,7 @@ struct sdp_net {
 	int max_half_open;
 	int rx_init_bufs;
 	int tx_idle_ms;
+	int rx_idle_ms;
 	atomic_long_t mem_pages;
 	atomic_t half_open;
 	bool mem_pressure;
@@ -88,6 +90,12 @@ static inline unsigned int sdp_sysctl_rx_init_bufs(const struct net *net)
 static inline unsigned long sdp_sysctl_tx_idle(const struct net *net)
 {
 	return msecs_to_jiffies(READ_ONCE(sdp_net(net)->tx_idle_ms));
+}
+
+/* net.sdp.rx_idle_ms in jiffies, 0 for never. */
+static inline unsigned long sdp_sysctl_rx_idle(const struct net *net)
+{
+	return msecs_to_jiffies(READ_ONCE(sdp_net(net)->rx_idle_ms));
 }
 
 static inline int sdp_sysctl_resolve_timeout_ms(const struct net *net)

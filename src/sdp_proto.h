@@ -96,6 +96,15 @@ static_assert(sizeof(struct sdp_bsdh) == 16);
  * it later that they are bigger.
  */
 #define SDP_HF_RESIZE	0x02
+/*
+ * SDP_HF_SHRINK: with SDP_HF_RESIZE, the sender also takes a ChRcvBufAck
+ * that makes its peer's buffers smaller, and more than one: its peer
+ * may shrink a ring that grew back to small buffers after a quiet time.
+ * On such a ChRcvBufAck it sends the messages that still land in the
+ * bigger buffers, as empty Data messages if it has nothing else to
+ * send, so that they come back to its peer.
+ */
+#define SDP_HF_SHRINK	0x04
 
 /**
  * struct sdp_hello - Hello, the private data of the connect request
@@ -210,8 +219,16 @@ static_assert(sizeof(struct sdp_rrch) == 4);
  * buffers are consumed in the order they were posted, so it knows which
  * message lands in the first full one (its last mseq received plus the
  * small buffers still posted, plus one).  Unsolicited (no ChRcvBuf asks
- * for it), once; the size only grows.  OFED's ChRcvBufAck had the size
- * alone: @mseq is this protocol's (version 3.0, SDP_HF_RESIZE).
+ * for it).  To a peer without SDP_HF_SHRINK, once, and the size only
+ * grows.  To one with it, also when the ring shrinks back to small
+ * buffers after a quiet time: @mseq is then its last mseq received plus
+ * the full buffers still posted, plus one, and no small buffer is posted
+ * (so none is announced in a BSDH) before this message is, so the peer
+ * has no credit for a message at or after @mseq before it reads this.
+ * A side sends the next ChRcvBufAck only once the message @mseq of the
+ * last one came, so a peer never has two pending.  OFED's ChRcvBufAck
+ * had the size alone: @mseq is this protocol's (version 3.0,
+ * SDP_HF_RESIZE).
  */
 struct sdp_crbah {
 	__be32 size;

@@ -56,7 +56,8 @@ static bool sdp_zc_rx_unread(struct sdp_sock *ssk, struct sdp_buf *b)
 int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n)
 {
 	ssk->rx_alloc = 0;
-	ssk->rx_ring = sdp_ring_alloc(ssk->rx_count, sdp_rx_done);
+	ssk->rx_slots = ssk->rx_count;
+	ssk->rx_ring = sdp_ring_alloc(ssk->rx_slots, sdp_rx_done);
 	if (!ssk->rx_ring)
 		return -ENOMEM;
 	if (sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, 0, n, ssk->rx_size,
@@ -70,7 +71,7 @@ void sdp_rx_ring_free(struct sdp_sock *ssk)
 {
 	/* Retired buffers are ring entries: the list goes with the ring. */
 	INIT_LIST_HEAD(&ssk->rx_retired);
-	sdp_ring_free(ssk->sdev->ibdev, ssk->rx_ring, ssk->rx_alloc,
+	sdp_ring_free(ssk->sdev->ibdev, ssk->rx_ring, ssk->rx_slots,
 		      DMA_FROM_DEVICE);
 	ssk->rx_ring = NULL;
 	ssk->rx_alloc = 0;
@@ -78,9 +79,10 @@ void sdp_rx_ring_free(struct sdp_sock *ssk)
 
 /*
  * Post one receive buffer.  Called with ssk->lock held, or before the
- * connection is visible to anyone else.  A small buffer that comes back
- * after the ring grew to full ones (SDP_F_RX_BIG) is not posted again:
- * it goes to rx_retired, for sdp_rx_grow() to replace.
+ * connection is visible to anyone else.  A buffer that comes back after
+ * the ring changed size (a small one after it grew, a full one after it
+ * shrank: rx_want) is not posted again: it goes to rx_retired, for
+ * sdp_rx_replace_retired().
  */
 static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 {
@@ -99,9 +101,9 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	lockdep_assert_held(&ssk->lock);
 	b->len = 0;
 	b->off = 0;
-	if (b->size < SDP_BUF_SIZE && test_bit(SDP_F_RX_BIG, &ssk->flags)) {
+	if (b->size != ssk->rx_want) {
 		list_add_tail(&b->node, &ssk->rx_retired);
-		if (!test_and_set_bit(SDP_F_RX_GROW, &ssk->flags))
+		if (!test_and_set_bit(SDP_F_RX_RETIRE, &ssk->flags))
 			sdp_queue_work(ssk);
 		return 0;
 	}
@@ -116,14 +118,14 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	return err;
 }
 
-/* Post the allocated buffers @from .. rx_alloc - 1.  ssk->lock held. */
-static int sdp_rx_post_from(struct sdp_sock *ssk, unsigned int from)
+/* Post the ring's first buffers (sdp_rx_ring_alloc()).  ssk->lock held. */
+int sdp_rx_post_all(struct sdp_sock *ssk)
 {
 	unsigned int i;
 	int err;
 
 	lockdep_assert_held(&ssk->lock);
-	for (i = from; i < ssk->rx_alloc; i++) {
+	for (i = 0; i < ssk->rx_alloc; i++) {
 		err = sdp_post_recv(ssk, &ssk->rx_ring[i]);
 		if (err)
 			return err;
@@ -131,26 +133,23 @@ static int sdp_rx_post_from(struct sdp_sock *ssk, unsigned int from)
 	return 0;
 }
 
-int sdp_rx_post_all(struct sdp_sock *ssk)
-{
-	return sdp_rx_post_from(ssk, 0);
-}
-
 /*
- * A Data message came that leaves the peer SDP_DATA_MIN_CREDITS or fewer:
- * it can send one more at most until our buffers come back, it sends
- * faster than they do, so a ring that started small
- * (net.sdp.rx_init_bufs, SDP_HALF_OPEN_BUFS) should grow; sdp_work() (or,
- * for a passive connection not yet established, its RTU) calls
- * sdp_rx_grow().  From SDP_RX_INIT_BUFS that is the second Data message
- * in a row; a request and its answer, one message each way, never ask
- * for it: an idle or conversational connection keeps its few buffers.
- * ssk->lock held.
+ * A Data message came that leaves the peer SDP_DATA_MIN_CREDITS or fewer,
+ * and it is the second at least since we last sent a message (which
+ * carries our credits): the peer sends faster than our buffers come back,
+ * so a ring that started small (net.sdp.rx_init_bufs, SDP_HALF_OPEN_BUFS)
+ * or shrank back should grow; sdp_work() (or, for a passive connection
+ * not yet established, its RTU) calls sdp_rx_grow().  From
+ * SDP_RX_INIT_BUFS that is the second Data message in a row; a request
+ * and its answer, one message each way, never ask for it, also when
+ * control messages (credit updates, a shrink's, sdp_tx_return_big())
+ * took some of the peer's credits: an idle or conversational connection
+ * keeps its few buffers.  ssk->lock held.
  */
 static void sdp_rx_grow_due(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->rx_alloc < ssk->rx_count &&
+	if (++ssk->rx_data_run >= 2 && ssk->rx_alloc < ssk->rx_count &&
 	    sdp_peer_credits(ssk->rx_mseq_last, ssk->rx_mseq_limit) <=
 	    SDP_DATA_MIN_CREDITS &&
 	    !test_and_set_bit(SDP_F_RX_GROW, &ssk->flags))
@@ -158,51 +157,111 @@ static void sdp_rx_grow_due(struct sdp_sock *ssk)
 }
 
 /*
- * Replace the small buffers that came back after the ring grew
- * (rx_retired) with full ones, and post them.  A buffer that cannot be
- * had leaves its entry empty: the ring is one smaller.  lock_sock() held.
+ * The buffers a ring of @want-byte buffers has: all of it full, or
+ * net.sdp.rx_init_bufs small ones.  ssk->lock held.
  */
-static void sdp_rx_replace_retired(struct sdp_sock *ssk)
+static unsigned int sdp_rx_target(struct sdp_sock *ssk, u32 want)
 {
-	struct ib_device *dev = ssk->sdev->ibdev;
-	struct sock *sk = &ssk->sk;
+	if (want == SDP_BUF_SIZE)
+		return ssk->rx_count;
+	return min(ssk->rx_count,
+		   sdp_sysctl_rx_init_bufs(sock_net(&ssk->sk)));
+}
+
+/*
+ * Give entry @b of the ring, which has none, a new @size-byte buffer (the
+ * caller charged it) and post it; the caller announces it
+ * (sdp_rx_announce()).  lock_sock() held, ssk->lock not.
+ * Return: 0 or -ENOMEM.
+ */
+static int sdp_rx_buf_new(struct sdp_sock *ssk, struct sdp_buf *b, u32 size)
+{
+	unsigned int i = b - ssk->rx_ring;
 	struct mem_cgroup *old;
-	struct sdp_buf *b;
-	unsigned int i;
 	int err;
 
+	old = sdp_memcg_enter(&ssk->sk);
+	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, i, i + 1, size,
+			    DMA_FROM_DEVICE);
+	sdp_memcg_leave(old);
+	if (err)
+		return err;
+	spin_lock_bh(&ssk->lock);
+	ssk->rx_alloc++;
+	if (sdp_tx_usable(ssk) && sdp_post_recv(ssk, b))
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+	spin_unlock_bh(&ssk->lock);
+	return 0;
+}
+
+/* Buffers were posted: a credit update may be due.  ssk->lock not held. */
+static void sdp_rx_announce(struct sdp_sock *ssk)
+{
+	spin_lock_bh(&ssk->lock);
+	sdp_tx_try_control(ssk);
+	spin_unlock_bh(&ssk->lock);
+}
+
+/*
+ * The buffers that came back with the size the ring no longer posts
+ * (rx_retired): small ones after it grew, full ones after it shrank.
+ * Each is freed and, while the ring has fewer than it should
+ * (sdp_rx_target()), replaced by one of the size it posts now; one that
+ * has that size again (the ring changed back) is posted as it is.  A
+ * connection that is going gets no new ones.
+ * Smaller buffers are posted only once the ChRcvBufAck that announces
+ * them is (sdp_tx_chrcvbuf_ack(), which calls us again): a message the
+ * peer sends before it read that may be bigger.  A buffer that cannot be
+ * had leaves its entry empty: the ring is one smaller until it grows.
+ * lock_sock() held.
+ */
+void sdp_rx_replace_retired(struct sdp_sock *ssk)
+{
+	struct ib_device *dev = ssk->sdev->ibdev;
+	bool more, posted = false;
+	struct sdp_buf *b;
+	u32 size, want;
+
+	sock_owned_by_me(&ssk->sk);
 	for (;;) {
 		spin_lock_bh(&ssk->lock);
+		want = ssk->rx_want;
 		b = list_first_entry_or_null(&ssk->rx_retired, struct sdp_buf,
 					     node);
-		if (b)
+		if (b && want < ssk->rx_size)
+			b = NULL;	/* not announced yet */
+		if (b) {
 			list_del_init(&b->node);
+			if (b->size == want) {
+				if (sdp_tx_usable(ssk) && sdp_post_recv(ssk, b))
+					__sdp_abort(ssk,
+						    SDP_ABORT_REASON_CQ_ERROR,
+						    -ECONNRESET);
+				spin_unlock_bh(&ssk->lock);
+				posted = true;
+				continue;
+			}
+			ssk->rx_alloc--;
+		}
+		more = sdp_tx_usable(ssk) &&
+		       ssk->rx_alloc < sdp_rx_target(ssk, want);
 		spin_unlock_bh(&ssk->lock);
 		if (!b)
-			return;
+			break;
+		size = b->size;
 		sdp_buf_free(dev, b, DMA_FROM_DEVICE);
-		sdp_mem_uncharge(ssk, 1, SDP_BUF_SMALL);
-		/* Established: charged even above net.sdp.mem's max. */
-		sdp_mem_charge(ssk, 1, SDP_BUF_SIZE, true);
-		i = b - ssk->rx_ring;
-		old = sdp_memcg_enter(sk);
-		err = sdp_ring_fill(dev, ssk->rx_ring, i, i + 1, SDP_BUF_SIZE,
-				    DMA_FROM_DEVICE);
-		sdp_memcg_leave(old);
-		if (err) {
-			sdp_mem_uncharge(ssk, 1, SDP_BUF_SIZE);
+		sdp_mem_uncharge(ssk, 1, size);
+		if (!more)
 			continue;
-		}
-		spin_lock_bh(&ssk->lock);
-		if (sdp_tx_usable(ssk)) {
-			if (sdp_post_recv(ssk, b))
-				__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
-					    -ECONNRESET);
-			else
-				sdp_tx_try_control(ssk);
-		}
-		spin_unlock_bh(&ssk->lock);
+		/* Established: charged even above net.sdp.mem's max. */
+		sdp_mem_charge(ssk, 1, want, true);
+		if (sdp_rx_buf_new(ssk, b, want))
+			sdp_mem_uncharge(ssk, 1, want);
+		else
+			posted = true;
 	}
+	if (posted)
+		sdp_rx_announce(ssk);
 }
 
 /**
@@ -212,61 +271,123 @@ static void sdp_rx_replace_retired(struct sdp_sock *ssk)
  *	(sdp_rx_grow_due()), net.sdp.rx_init_bufs when a passive connection
  *	is established
  *
- * The new buffers are announced with a credit update.  A ring that
- * started on small buffers grows with full ones when the peer can be
- * told (SDP_F_PEER_RESIZE): a ChRcvBufAck tells it from which message on
- * it may send full ones (sdp_tx_try_control()), and the small ones
- * retire as they come back and are replaced here.
- * Without that, the ring grows with small buffers.  When memory is short
- * (net.sdp.mem's pressure, the charge refused, no memory) the ring stays
- * as it is, for good: rx_count comes down to it, and nothing asks again.
+ * The new buffers are announced with a credit update.  A ring on small
+ * buffers grows with full ones when the peer can be told
+ * (SDP_F_PEER_RESIZE): a ChRcvBufAck tells it from which message on it
+ * may send full ones (sdp_tx_try_control()), and the small ones retire
+ * as they come back and are replaced (sdp_rx_replace_retired()).
+ * Without that, the ring grows with small buffers.  The new buffers go
+ * into the entries that have none.  When memory is short (net.sdp.mem's
+ * pressure, the charge refused, no memory) the ring stays as it is, for
+ * good: rx_count comes down to it, and nothing asks again.  A ring that
+ * grew to full buffers is looked at again after net.sdp.rx_idle_ms
+ * (sdp_rx_ring_idle()).
  */
 void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 {
+	unsigned long idle = sdp_sysctl_rx_idle(sock_net(&ssk->sk));
 	struct sock *sk = &ssk->sk;
-	unsigned int from = ssk->rx_alloc, n;
-	struct mem_cgroup *old;
-	int err = -ENOBUFS;
+	unsigned int n, i, done = 0;
 	u32 size;
 
 	sock_owned_by_me(sk);
 	sdp_rx_replace_retired(ssk);
-	to = min(to, ssk->rx_count);
-	if (to <= from)
-		return;
-	n = to - from;
-	size = READ_ONCE(ssk->rx_size) == SDP_BUF_SIZE ||
+	size = READ_ONCE(ssk->rx_want) == SDP_BUF_SIZE ||
 	       test_bit(SDP_F_PEER_RESIZE, &ssk->flags) ?
 	       SDP_BUF_SIZE : SDP_BUF_SMALL;
+	spin_lock_bh(&ssk->lock);
+	to = min(to, ssk->rx_count);
+	n = to > ssk->rx_alloc ? to - ssk->rx_alloc : 0;
+	spin_unlock_bh(&ssk->lock);
+	if (!n)
+		return;
 	if (sdp_mem_under_pressure(sock_net(sk)) ||
 	    sdp_mem_charge(ssk, n, size, false))
 		goto small;
-	old = sdp_memcg_enter(sk);
-	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, from, from + n,
-			    size, DMA_FROM_DEVICE);
-	sdp_memcg_leave(old);
-	if (err) {
-		sdp_mem_uncharge(ssk, n, size);
-		goto small;
-	}
 	spin_lock_bh(&ssk->lock);
-	ssk->rx_alloc += n;
-	if (size > ssk->rx_size)	/* small buffers retire from now */
-		set_bit(SDP_F_RX_BIG, &ssk->flags);
-	if (sdp_tx_usable(ssk)) {
-		if (sdp_rx_post_from(ssk, from))
-			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
-		else
-			sdp_tx_try_control(ssk);
-	}
+	/* From now on a buffer of the other size that comes back retires. */
+	ssk->rx_want = size;
+	ssk->rx_last = jiffies;
 	spin_unlock_bh(&ssk->lock);
-	SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_RING_GROWS);
-	return;
+	for (i = 0; i < ssk->rx_slots && done < n; i++) {
+		if (ssk->rx_ring[i].data)
+			continue;
+		if (sdp_rx_buf_new(ssk, &ssk->rx_ring[i], size))
+			break;
+		done++;
+	}
+	if (done < n)
+		sdp_mem_uncharge(ssk, n - done, size);
+	if (done) {
+		sdp_rx_announce(ssk);
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_RING_GROWS);
+	}
+	if (done == n) {
+		if (size == SDP_BUF_SIZE && idle)
+			sdp_queue_work_delayed(ssk, idle);
+		return;
+	}
 
 small:
 	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->rx_count, from);
+	WRITE_ONCE(ssk->rx_count, ssk->rx_alloc);
 	spin_unlock_bh(&ssk->lock);
+}
+
+/**
+ * sdp_rx_ring_idle() - shrink a receive ring that grew, after a quiet time
+ * @ssk: the socket, lock_sock() held (sdp_work())
+ *
+ * After net.sdp.rx_idle_ms without Data or a SrcAvail from the peer, with
+ * nothing unread and no other size change under way, a ring of full
+ * buffers goes back to net.sdp.rx_init_bufs small ones, if the peer
+ * understands that (SDP_F_PEER_SHRINK): full buffers that come back
+ * retire from now on, our ChRcvBufAck tells the peer from which message
+ * on its messages must fit small buffers, the peer sends the ones before
+ * (empty if it has nothing to send, sdp_tx_return_big()), and
+ * sdp_rx_replace_retired() frees the full buffers and posts the small
+ * ones.  Data that comes again makes it grow again (sdp_rx_grow_due()).
+ *
+ * Return: how long until it should look again, or 0 for not until the
+ * ring grows again.
+ */
+unsigned long sdp_rx_ring_idle(struct sdp_sock *ssk)
+{
+	unsigned long idle = sdp_sysctl_rx_idle(sock_net(&ssk->sk));
+	unsigned long again = 0, due;
+	bool shrink = false;
+
+	sock_owned_by_me(&ssk->sk);
+	if (!idle)
+		return 0;
+	spin_lock_bh(&ssk->lock);
+	if (!test_bit(SDP_F_PEER_SHRINK, &ssk->flags) ||
+	    ssk->rx_want != SDP_BUF_SIZE ||
+	    sdp_rx_target(ssk, SDP_BUF_SMALL) >= ssk->rx_count ||
+	    !sdp_tx_usable(ssk) ||
+	    test_bit(SDP_F_DISCONN_RCVD, &ssk->flags))
+		goto out;
+	due = ssk->rx_last + idle;
+	if (time_before(jiffies, due)) {
+		again = due - jiffies;
+		goto out;
+	}
+	again = idle;
+	/* Our last ChRcvBufAck must bind already, and nothing be unread. */
+	if (ssk->rx_size != SDP_BUF_SIZE ||
+	    (test_bit(SDP_F_RX_ACKED, &ssk->flags) &&
+	     sdp_mseq_after(ssk->rx_chg_mseq, ssk->rx_mseq_last + 1)) ||
+	    !list_empty(&ssk->rx_queue))
+		goto out;
+	ssk->rx_want = SDP_BUF_SMALL;
+	sdp_tx_try_control(ssk);
+	shrink = true;
+	again = 0;
+out:
+	spin_unlock_bh(&ssk->lock);
+	if (shrink)
+		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_RX_RING_SHRINKS);
+	return again;
 }
 
 /* Drop unread data (the socket is closing or aborted). */
@@ -387,6 +508,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			return false;	/* it held only the urgent byte */
 		list_add_tail(&b->node, &ssk->rx_queue);
 		ssk->rx_bytes += b->len;
+		ssk->rx_last = jiffies;
 		sdp_rx_grow_due(ssk);
 		return true;
 	case SDP_MID_DISCONN:
@@ -398,13 +520,15 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			    sk->sk_state == TCP_CLOSE_WAIT ? -EPIPE : -ECONNRESET);
 		return false;
 	case SDP_MID_SRCAVAIL:
+		ssk->rx_last = jiffies;
+		fallthrough;
 	case SDP_MID_RDMA_RD_COMPL:
 	case SDP_MID_SENDSM:
 	case SDP_MID_SRCAVAIL_CANCEL:
 		return sdp_zc_rx_msg(ssk, b, payload);
 	case SDP_MID_CHRCVBUF_ACK: {
 		const struct sdp_crbah *ca = (const void *)(h + 1);
-		u32 size;
+		u32 size, from;
 
 		if (payload != sizeof(*ca)) {
 			sdp_warn_peer(ssk, "ChRcvBufAck with %u bytes after the BSDH; aborting\n",
@@ -412,25 +536,45 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			goto abort;
 		}
 		size = be32_to_cpu(ca->size);
-		if (test_bit(SDP_F_PEER_GREW, &ssk->flags)) {
-			sdp_warn_peer(ssk, "second ChRcvBufAck; aborting\n");
+		from = be32_to_cpu(ca->mseq);
+		switch (sdp_crbah_check(size, from, ssk->tx_max,
+					ssk->tx_mseq_next,
+					test_bit(SDP_F_PEER_RESIZED, &ssk->flags) &&
+					sdp_mseq_after(ssk->tx_max_mseq,
+						       ssk->tx_mseq_next))) {
+		case SDP_CRBAH_OK:
+			break;
+		case SDP_CRBAH_SIZE:
+			sdp_warn_peer(ssk, "ChRcvBufAck of %u-byte buffers; aborting\n",
+				      size);
 			goto abort;
-		}
-		if (!sdp_crbah_ok(size, ssk->tx_max)) {
-			sdp_warn_peer(ssk, "ChRcvBufAck of %u-byte buffers, ours %u; aborting\n",
-				      size, ssk->tx_max);
+		case SDP_CRBAH_EARLY:
+			/* The last one binds from that one. */
+			sdp_warn_peer(ssk, "ChRcvBufAck before message %u was sent; aborting\n",
+				      ssk->tx_max_mseq);
+			goto abort;
+		case SDP_CRBAH_LATE:
+			sdp_warn_peer(ssk, "smaller ChRcvBufAck from sent message %u; aborting\n",
+				      from);
+			goto abort;
+		case SDP_CRBAH_FAR:
+			/* Beyond what the peer can have posted. */
+			sdp_warn_peer(ssk, "smaller ChRcvBufAck from far message %u; aborting\n",
+				      from);
 			goto abort;
 		}
 		/*
 		 * Messages from its mseq on may be that big, the ones before
-		 * still land in its small buffers (sdp_tx_push()).  Only
-		 * grows: a send filling a slot may read the old one.
+		 * still land in its old buffers (sdp_tx_push()).  A send that
+		 * fills a slot may read the old size: a slot bigger than
+		 * a message goes in parts.
 		 */
-		ssk->tx_small_max = ssk->tx_max;
-		ssk->tx_big_mseq = be32_to_cpu(ca->mseq);
-		set_bit(SDP_F_PEER_GREW, &ssk->flags);
+		ssk->tx_prev_max = ssk->tx_max;
+		ssk->tx_max_mseq = from;
+		set_bit(SDP_F_PEER_RESIZED, &ssk->flags);
 		WRITE_ONCE(ssk->tx_max, sdp_peer_tx_max(size));
-		sdp_tx_repack(ssk);
+		if (ssk->tx_max > ssk->tx_prev_max)
+			sdp_tx_repack(ssk);
 		return false;
 	}
 	default:

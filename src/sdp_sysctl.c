@@ -23,6 +23,10 @@
  *   tx_idle_ms          int, milliseconds, 0..3600000, default 1000: a
  *                       connection that sent nothing for this long gives
  *                       its send buffers back (0: keeps them)
+ *   rx_idle_ms          int, milliseconds, 0..3600000, default 1000: a
+ *                       connection whose receive ring grew and that
+ *                       received no data for this long shrinks it back
+ *                       to rx_init_bufs small buffers (0: keeps it)
  *
  * Writes outside the range fail with EINVAL and change nothing.  A
  * namespace starts with the defaults, not with its creator's values (as
@@ -49,7 +53,7 @@ static int sdp_resolve_ms_min = SDP_RESOLVE_MS_MIN;
 static int sdp_resolve_ms_max = SDP_RESOLVE_MS_MAX;
 static int sdp_zcopy_thresh_max = SDP_ZCOPY_THRESH_MAX;
 static int sdp_half_open_max = 65536;
-static int sdp_tx_idle_ms_max = 3600000;
+static int sdp_idle_ms_max = 3600000;
 static int sdp_rx_init_min = SDP_RX_INIT_BUFS;
 static int sdp_rx_init_max = 1024;
 
@@ -151,7 +155,15 @@ static const struct ctl_table sdp_sysctl_template[] = {
 		.mode = 0644,
 		.proc_handler = proc_dointvec_minmax,
 		.extra1 = SYSCTL_ZERO,
-		.extra2 = &sdp_tx_idle_ms_max,
+		.extra2 = &sdp_idle_ms_max,
+	},
+	{
+		.procname = "rx_idle_ms",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &sdp_idle_ms_max,
 	},
 	{ }
 };
@@ -165,6 +177,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	sn->resolve_timeout_ms = 2000;
 	sn->zcopy_thresh = zcopy_thresh;
 	sn->tx_idle_ms = 1000;
+	sn->rx_idle_ms = 1000;
 	sn->rx_init_bufs = SDP_RX_INIT_BUFS;
 	sdp_mem_net_init(sn);
 	if (!IS_ENABLED(CONFIG_SYSCTL))
@@ -182,6 +195,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	tbl[5].data = &sn->max_half_open;
 	tbl[6].data = &sn->rx_init_bufs;
 	tbl[7].data = &sn->tx_idle_ms;
+	tbl[8].data = &sn->rx_idle_ms;
 
 #ifdef SDP_HAVE_NET_SYSCTL_SZ
 	sn->sysctl_hdr = register_net_sysctl_sz(net, "net/sdp", tbl,

@@ -250,6 +250,7 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 	if (seq) {
 		mseq = ssk->tx_mseq_next++;
 		mseq_ack = ssk->rx_mseq_last;
+		ssk->rx_data_run = 0;
 	}
 	sdp_bsdh_init(h, mid, len, ssk->rx_posted, mseq, mseq_ack);
 	ssk->rx_mseq_limit = sdp_mseq_limit_update(ssk->rx_mseq_limit,
@@ -395,15 +396,33 @@ static bool sdp_tx_release(const struct sdp_sock *ssk)
 
 /*
  * Payload the next message may carry: what the peer's buffers hold,
- * which after its ChRcvBufAck is still the small size for the messages
- * before tx_big_mseq.  ssk->lock held.
+ * which after its ChRcvBufAck is still the old size for the messages
+ * before tx_max_mseq.  ssk->lock held.
  */
 static u32 sdp_tx_msg_room(const struct sdp_sock *ssk)
 {
-	if (test_bit(SDP_F_PEER_GREW, &ssk->flags) &&
-	    sdp_mseq_after(ssk->tx_big_mseq, ssk->tx_mseq_next))
-		return ssk->tx_small_max - SDP_HDR;
+	if (test_bit(SDP_F_PEER_RESIZED, &ssk->flags) &&
+	    sdp_mseq_after(ssk->tx_max_mseq, ssk->tx_mseq_next))
+		return ssk->tx_prev_max - SDP_HDR;
 	return ssk->tx_max - SDP_HDR;
+}
+
+/*
+ * The peer's buffers shrank (its ChRcvBufAck made tx_max smaller) from
+ * tx_max_mseq on: the messages before that one land in its bigger
+ * buffers, which it frees only as they come back.  With no data waiting
+ * to be posted, they go as empty Data messages (credit updates), so that
+ * a quiet connection's peer gets its memory back.  ssk->lock held.
+ */
+static void sdp_tx_return_big(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	while (test_bit(SDP_F_PEER_RESIZED, &ssk->flags) &&
+	       ssk->tx_max < ssk->tx_prev_max &&
+	       sdp_mseq_after(ssk->tx_max_mseq, ssk->tx_mseq_next) &&
+	       ssk->tx_post == ssk->tx_head &&
+	       !sdp_post_ctrl(ssk, SDP_MID_DATA))
+		;
 }
 
 /*
@@ -462,27 +481,38 @@ again:
 }
 
 /*
- * Our receive ring grew from small buffers to full ones (sdp_rx_grow()):
- * tell the peer from which message on it may send full ones.  Buffers
- * are consumed in the order they were posted, and no small one is posted
- * any more: the small ones still posted take the next rx_small_posted
- * messages, the one after lands in a full buffer.  ssk->lock held.
+ * Our receive ring changed size (rx_want: it grew to full buffers,
+ * sdp_rx_grow(), or shrank back to small ones, sdp_rx_ring_idle()): tell
+ * the peer from which message on the new size binds.  Buffers are
+ * consumed in the order they were posted, and none of the old size is
+ * posted any more: the ones still posted take the next messages, the one
+ * after lands in a buffer of the new size.  Not before the message our
+ * last ChRcvBufAck binds from came: until then older buffers may be
+ * ahead of those.  Once a shrink is announced, the small buffers may be
+ * posted (sdp_rx_replace_retired()).  ssk->lock held.
  */
 static void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk)
 {
+	unsigned int old = ssk->rx_want == SDP_BUF_SIZE ?
+			   ssk->rx_small_posted :
+			   ssk->rx_posted - ssk->rx_small_posted;
 	struct sdp_crbah ca = {
-		.size = cpu_to_be32(SDP_BUF_SIZE),
-		.mseq = cpu_to_be32(ssk->rx_mseq_last + ssk->rx_small_posted +
-				    1),
+		.size = cpu_to_be32(ssk->rx_want),
+		.mseq = cpu_to_be32(ssk->rx_mseq_last + old + 1),
 	};
 
 	lockdep_assert_held(&ssk->lock);
-	if (!test_bit(SDP_F_RX_BIG, &ssk->flags) ||
-	    test_bit(SDP_F_RX_ACKED, &ssk->flags) ||
+	if (ssk->rx_want == ssk->rx_size ||
+	    (test_bit(SDP_F_RX_ACKED, &ssk->flags) &&
+	     sdp_mseq_after(ssk->rx_chg_mseq, ssk->rx_mseq_last + 1)) ||
 	    __sdp_post_ctrl(ssk, SDP_MID_CHRCVBUF_ACK, &ca, sizeof(ca), NULL))
 		return;
 	set_bit(SDP_F_RX_ACKED, &ssk->flags);
-	WRITE_ONCE(ssk->rx_size, SDP_BUF_SIZE);
+	ssk->rx_chg_mseq = be32_to_cpu(ca.mseq);
+	WRITE_ONCE(ssk->rx_size, ssk->rx_want);
+	if (!list_empty(&ssk->rx_retired) &&
+	    !test_and_set_bit(SDP_F_RX_RETIRE, &ssk->flags))
+		sdp_queue_work(ssk);
 }
 
 /*
@@ -500,6 +530,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	sdp_tx_push(ssk);
 	sdp_zc_tx_control(ssk);
 	sdp_tx_chrcvbuf_ack(ssk);
+	sdp_tx_return_big(ssk);
 	/*
 	 * DisConn waits for an advertisement of ours to end: a SendSM may
 	 * still ask for its rest as Data.
@@ -639,21 +670,21 @@ void sdp_tx_repack(struct sdp_sock *ssk)
 
 /*
  * Payload the slot being filled may take: as much as one message to the
- * peer carries.  But a peer that started on small buffers (its Hello had
- * SDP_HF_RESIZE) and has not grown them yet would leave a writer that
- * runs ahead of it with only tx_count small slots, a fraction of what the
- * ring holds once it grew: once half the ring is committed, slots fill to
- * the size of our buffers, and go in parts of what the peer takes
- * (sdp_tx_push()), one at a time, until its ChRcvBufAck.  A slot that
- * went beyond the peer's size goes on to ours.  Read without ssk->lock
- * by poll().
+ * peer carries.  But a peer on small buffers that may grow them (its
+ * Hello had SDP_HF_RESIZE; it started on them, or shrank back to them)
+ * would leave a writer that runs ahead of it with only tx_count small
+ * slots, a fraction of what the ring holds once it grew: once half the
+ * ring is committed, slots fill to the size of our buffers, and go in
+ * parts of what the peer takes (sdp_tx_push()), one at a time, until its
+ * ChRcvBufAck.  A slot that went beyond the peer's size goes on to ours.
+ * Read without ssk->lock by poll().
  */
 static u32 sdp_tx_fill_room(const struct sdp_sock *ssk)
 {
 	u32 room = READ_ONCE(ssk->tx_max) - SDP_HDR;
 
 	if (test_bit(SDP_F_PEER_RESIZE, &ssk->flags) &&
-	    !test_bit(SDP_F_PEER_GREW, &ssk->flags) &&
+	    room < SDP_BUF_SIZE - SDP_HDR &&
 	    (READ_ONCE(ssk->tx_fill) > room ||
 	     READ_ONCE(ssk->tx_head) - READ_ONCE(ssk->tx_tail) >=
 	     ssk->tx_count / 2))

@@ -378,18 +378,54 @@ static inline u32 sdp_peer_tx_max(u32 rcvsz)
 }
 
 /**
- * sdp_crbah_ok() - may a peer's ChRcvBufAck announce @size?
- * @size: its struct sdp_crbah size
- * @tx_max: the largest message we send it now (sdp_peer_tx_max())
- *
- * Buffers only grow: a size below what the peer announced before would
- * take back room our messages in flight may already use.
- *
- * Return: true if @size is at least SDP_MIN_PEER_RCVSZ and @tx_max.
+ * enum sdp_crbah_verdict - what sdp_crbah_check() found in a ChRcvBufAck
+ * @SDP_CRBAH_OK: take it
+ * @SDP_CRBAH_SIZE: buffers smaller than SDP_MIN_PEER_RCVSZ
+ * @SDP_CRBAH_EARLY: the peer's last ChRcvBufAck does not bind yet (we
+ *	have not sent the message it starts from), and one is pending at
+ *	most
+ * @SDP_CRBAH_LATE: smaller buffers from a message we sent already, which
+ *	may have been bigger
+ * @SDP_CRBAH_FAR: smaller buffers from a message more than a BSDH's
+ *	bufs (65535) after our next: the peer cannot have that many bigger
+ *	buffers posted, and we would send it empty messages up to there
  */
-static inline bool sdp_crbah_ok(u32 size, u32 tx_max)
+enum sdp_crbah_verdict {
+	SDP_CRBAH_OK,
+	SDP_CRBAH_SIZE,
+	SDP_CRBAH_EARLY,
+	SDP_CRBAH_LATE,
+	SDP_CRBAH_FAR,
+};
+
+/**
+ * sdp_crbah_check() - may a peer's ChRcvBufAck announce @size from @mseq on?
+ * @size: its struct sdp_crbah size
+ * @mseq: its struct sdp_crbah mseq
+ * @tx_max: the largest message we send it now (sdp_peer_tx_max())
+ * @tx_mseq_next: mseq of the next message we send
+ * @pending: its last ChRcvBufAck's mseq is after @tx_mseq_next
+ *
+ * Buffers may grow from any message on (the ones before fit the old
+ * ones), and shrink (we sent SDP_HF_SHRINK) from one we have not sent
+ * yet, at most as far ahead as the peer can have buffers posted: it
+ * announces smaller buffers before it posts any.
+ *
+ * Return: an enum sdp_crbah_verdict.
+ */
+static inline enum sdp_crbah_verdict
+sdp_crbah_check(u32 size, u32 mseq, u32 tx_max, u32 tx_mseq_next,
+		bool pending)
 {
-	return size >= SDP_MIN_PEER_RCVSZ && size >= tx_max;
+	if (size < SDP_MIN_PEER_RCVSZ)
+		return SDP_CRBAH_SIZE;
+	if (pending)
+		return SDP_CRBAH_EARLY;
+	if (size < tx_max && sdp_mseq_after(tx_mseq_next, mseq))
+		return SDP_CRBAH_LATE;
+	if (size < tx_max && sdp_mseq_after(mseq, tx_mseq_next + U16_MAX))
+		return SDP_CRBAH_FAR;
+	return SDP_CRBAH_OK;
 }
 
 #endif /* _SDP_WIRE_H */

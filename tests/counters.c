@@ -312,6 +312,7 @@ static void test_counters_abort(void)
 #define RX_INIT		4
 #define TX_IDLE_SYSCTL	"/proc/sys/net/sdp/tx_idle_ms"
 #define RX_INIT_SYSCTL	"/proc/sys/net/sdp/rx_init_bufs"
+#define RX_IDLE_SYSCTL	"/proc/sys/net/sdp/rx_idle_ms"
 
 /*
  * Keep send buffers however long a connection is quiet (net.sdp.tx_idle_ms
@@ -660,6 +661,162 @@ static void test_memory_tx_slots(void)
 	tx_idle_restore(idle, base);
 }
 
+/* MemPages at @pages, and RxRingShrinks at least @shrinks. */
+struct shrunk_at {
+	long long pages;
+	long long shrinks;
+};
+
+static bool rx_shrunk(void *arg)
+{
+	const struct shrunk_at *w = arg;
+
+	return sdp_stat("MemPages") == w->pages &&
+	       sdp_stat("RxRingShrinks") >= w->shrinks;
+}
+
+/*
+ * The receive ring of @s is RX_INIT small buffers, all posted, and its
+ * peer @c sends it messages of 4 KiB at most; @what says when.
+ */
+static void check_rx_small(int c, int s, const char *what)
+{
+	struct sdp_diag_sock dc, ds;
+
+	CHECK(diag_dump(~0U, inode_of(c), &dc, 1) == 1 &&
+	      diag_dump(~0U, inode_of(s), &ds, 1) == 1 &&
+	      dc.has_conn && ds.has_conn,
+	      "the pair is not in the sock_diag dump");
+	CHECK(ds.conn.rx_alloc == RX_INIT && ds.conn.rx_posted == RX_INIT &&
+	      ds.conn.mem_pages == RX_INIT * SMALL_PAGES,
+	      "receiver %s: rx_alloc %u, rx_posted %u, mem_pages %u, expected %d, %d, %d",
+	      what, ds.conn.rx_alloc, ds.conn.rx_posted, ds.conn.mem_pages,
+	      RX_INIT, RX_INIT, RX_INIT * SMALL_PAGES);
+	CHECK(dc.conn.tx_max == 4096,
+	      "sender %s: tx_max %u, expected 4096", what, dc.conn.tx_max);
+}
+
+/* What sock_diag says the ends of @c, @s hold (for a failure's log). */
+static void show_pair_mem(int c, int s)
+{
+	struct sdp_diag_sock d;
+	int i, fd;
+
+	for (i = 0; i < 2; i++) {
+		fd = i ? s : c;
+		if (diag_dump(~0U, inode_of(fd), &d, 1) != 1 || !d.has_conn)
+			continue;
+		tap_diag("%s: rx_alloc %u, rx_posted %u, tx_alloc %u, mem_pages %u, tx_max %u",
+			 i ? "receiver" : "sender", d.conn.rx_alloc,
+			 d.conn.rx_posted, d.conn.tx_alloc, d.conn.mem_pages,
+			 d.conn.tx_max);
+	}
+}
+
+/*
+ * A receive ring that grew shrinks back once no data came for
+ * net.sdp.rx_idle_ms (here 200 ms): the receiver tells the sender, with
+ * a ChRcvBufAck of 4 KiB buffers, from which message on they are small;
+ * the sender sends the messages before that one, empty when it has
+ * nothing to say, so that the full buffers come back; the receiver frees
+ * them and posts RX_INIT small ones.  1 MiB one way, then quiet: the
+ * pair holds what a new pair holds (its send buffers go too,
+ * net.sdp.tx_idle_ms 200), RxRingShrinks +1, and sock_diag agrees.
+ * Twice: the ring grows again when data comes (a second ChRcvBufAck,
+ * which the sender takes), the data arrives whole, and it shrinks again.
+ * With rx_idle_ms 0 a grown ring stays.
+ */
+static void test_memory_rx_shrink(void)
+{
+	const size_t n = 1 << 20;
+	long long base, grows, shrinks, acks_tx, acks_rx;
+	struct sockaddr_storage addr;
+	struct shrunk_at want;
+	int c, s, l, round;
+	char idle[32];
+	pid_t sender;
+
+	if (!test_is_sdp())
+		tap_skip("SDP's own buffers");
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	CHECK(read_file(TX_IDLE_SYSCTL, idle, sizeof(idle)) == 0, "no %s",
+	      TX_IDLE_SYSCTL);
+	CHECK(write_file(RX_IDLE_SYSCTL, "200") == 0, "write %s",
+	      RX_IDLE_SYSCTL);
+	CHECK(write_file(TX_IDLE_SYSCTL, "200") == 0, "write %s",
+	      TX_IDLE_SYSCTL);
+	base = sdp_stat("MemPages");
+	l = listener_pair(&addr, 4, &c, &s);
+	grows = sdp_stat("RxRingGrows");
+	shrinks = sdp_stat("RxRingShrinks");
+	acks_tx = sdp_stat("ChRcvBufAckTx");
+	acks_rx = sdp_stat("ChRcvBufAckRx");
+	want.pages = base + 2 * RX_INIT * SMALL_PAGES;
+	CHECK(shrinks >= 0, "no RxRingShrinks counter");
+
+	for (round = 1; round <= 2; round++) {
+		sender = send_bytes_async(c, n);
+		recv_bytes(s, n);
+		wait_child_ok(sender);
+		CHECK(sdp_stat("RxRingGrows") - grows >= round,
+		      "round %d: RxRingGrows +%lld", round,
+		      sdp_stat("RxRingGrows") - grows);
+		want.shrinks = shrinks + round;
+		if (!wait_until(rx_shrunk, &want, WAIT_MS))
+			show_pair_mem(c, s);
+		CHECK(sdp_stat("MemPages") == want.pages &&
+		      sdp_stat("RxRingShrinks") >= want.shrinks,
+		      "round %d: MemPages +%lld, RxRingShrinks +%lld %d ms after the data, expected +%d and +%d",
+		      round, sdp_stat("MemPages") - base,
+		      sdp_stat("RxRingShrinks") - shrinks, WAIT_MS,
+		      2 * RX_INIT * SMALL_PAGES, round);
+		/* Each growth shrank back, each told with a ChRcvBufAck. */
+		CHECK(sdp_stat("RxRingShrinks") - shrinks ==
+		      sdp_stat("RxRingGrows") - grows,
+		      "round %d: RxRingGrows +%lld, RxRingShrinks +%lld", round,
+		      sdp_stat("RxRingGrows") - grows,
+		      sdp_stat("RxRingShrinks") - shrinks);
+		CHECK(sdp_stat("ChRcvBufAckTx") - acks_tx ==
+		      2 * (sdp_stat("RxRingGrows") - grows) &&
+		      sdp_stat("ChRcvBufAckRx") - acks_rx ==
+		      sdp_stat("ChRcvBufAckTx") - acks_tx,
+		      "round %d: ChRcvBufAck tx +%lld rx +%lld for +%lld growths",
+		      round, sdp_stat("ChRcvBufAckTx") - acks_tx,
+		      sdp_stat("ChRcvBufAckRx") - acks_rx,
+		      sdp_stat("RxRingGrows") - grows);
+		check_rx_small(c, s, "after the quiet time");
+		ping_both(c, s);
+	}
+
+	/* rx_idle_ms 0: the grown ring stays, 16 full buffers. */
+	CHECK(write_file(RX_IDLE_SYSCTL, "0") == 0, "write %s",
+	      RX_IDLE_SYSCTL);
+	shrinks = sdp_stat("RxRingShrinks");
+	sender = send_bytes_async(c, n);
+	recv_bytes(s, n);
+	wait_child_ok(sender);
+	want.pages = base + RX_INIT * SMALL_PAGES + 16 * BUF_PAGES;
+	want.shrinks = shrinks;
+	if (!wait_until(rx_shrunk, &want, WAIT_MS))
+		show_pair_mem(c, s);
+	CHECK(sdp_stat("MemPages") == want.pages,
+	      "MemPages +%lld with rx_idle_ms 0, expected +%d",
+	      sdp_stat("MemPages") - base,
+	      RX_INIT * SMALL_PAGES + 16 * BUF_PAGES);
+	usleep(500 * 1000);
+	CHECK(sdp_stat("MemPages") == want.pages &&
+	      sdp_stat("RxRingShrinks") == shrinks,
+	      "MemPages +%lld, RxRingShrinks +%lld with rx_idle_ms 0, 500 ms later",
+	      sdp_stat("MemPages") - base,
+	      sdp_stat("RxRingShrinks") - shrinks);
+
+	close(c);
+	close(s);
+	close(l);
+	tx_idle_restore(idle, base);
+}
+
 #define CG_ROOT		"/sys/fs/cgroup"
 
 static long long cg_current(const char *cg)
@@ -750,6 +907,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_memory_limits),
 	TAP_TEST(test_memory_tx_release),
 	TAP_TEST(test_memory_tx_slots),
+	TAP_TEST(test_memory_rx_shrink),
 	TAP_TEST(test_memory_cgroup),
 };
 

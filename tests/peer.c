@@ -172,15 +172,21 @@ static void test_unimplemented_mid(void)
 }
 
 /*
- * A ChRcvBufAck may only make the peer's buffers bigger, and carries a
- * size and an mseq (8 bytes): one of another length, of a size below
- * 1024 bytes or below the buffers the peer announced before (32 KiB in
- * its Hello) is a protocol error.
+ * A ChRcvBufAck carries a size and an mseq (8 bytes) and announces
+ * buffers of 1024 bytes at least.  Smaller buffers than before may only
+ * bind from a message the module has not sent yet: after its message 2
+ * (a byte of data), 4 KiB buffers from message 2 on are a protocol
+ * error, and so is one from more than 65535 messages (what a BSDH can
+ * grant) after the module's next.  And a peer sends the next one only
+ * once the module sent the message its last one binds from: a growth
+ * from message 9, when the module's next is 2, and at once another, is
+ * one.
  */
 static void test_chrcvbuf_ack_violations(void)
 {
-	uint32_t small[2] = { htonl(SDP_BUF_SMALL), htonl(1) };
+	uint32_t ca[2] = { htonl(SDP_BUF_SMALL), htonl(2) };
 	struct peer p;
+	struct msg *m;
 
 	bad_message_case(MID_CHRCVBUF_ACK, 20, 1, 4, 20, BY_SO_ERROR,
 			 "ChRcvBufAck with 4 bytes after the BSDH", 1);
@@ -189,17 +195,91 @@ static void test_chrcvbuf_ack_violations(void)
 
 	klog_start();
 	peer_setup(&p, 0);
-	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
+	CHECK(write_all(p.sock, "x", 1) == 1, "write: %s", strerror(errno));
+	m = peer_expect_msg(&p, MID_DATA, 0);
+	CHECK(m->mseq == 2, "the byte went as message %u, expected 2",
+	      m->mseq);
+	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
 	expect_proto_abort(&p, BY_SO_ERROR,
-			   "ChRcvBufAck of 4096-byte buffers, ours 32768", 1);
+			   "smaller ChRcvBufAck from sent message 2",
+			   1);
 
-	/* One is all there is. */
 	klog_start();
 	peer_setup(&p, 0);
-	small[0] = htonl(SDP_BUF_SIZE);
-	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
-	peer_send(&p, MID_CHRCVBUF_ACK, small, sizeof(small));
-	expect_proto_abort(&p, BY_SO_ERROR, "second ChRcvBufAck", 2);
+	ca[1] = htonl(2 + 65536);
+	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
+	expect_proto_abort(&p, BY_SO_ERROR,
+			   "smaller ChRcvBufAck from far message 65538", 1);
+
+	klog_start();
+	peer_setup(&p, 0);
+	ca[0] = htonl(SDP_BUF_SIZE);
+	ca[1] = htonl(9);
+	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
+	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
+	expect_proto_abort(&p, BY_SO_ERROR,
+			   "ChRcvBufAck before message 9 was sent",
+			   2);
+}
+
+/*
+ * The module as the sender, to a peer whose ChRcvBufAck makes its
+ * buffers 4 KiB from the module's message 7 on, when the module's next
+ * is 2: messages 2 to 6 still land in the peer's full buffers, which it
+ * gets back only when they come, so the module, which has no data to
+ * send, sends them at once as empty Data messages.  Then 20000 bytes go
+ * in messages of 4 KiB at most, and arrive whole.
+ */
+static void test_sender_returns_big_buffers(void)
+{
+	long long acks = sdp_stat("ChRcvBufAckRx");
+	const size_t n = 20000;
+	char *buf = xmalloc(n);
+	uint32_t ca[2], from, i;
+	size_t got = 0;
+	struct peer p;
+	struct msg *m;
+
+	peer_setup(&p, 0);
+	from = p.rx_mseq + 6;
+	ca[0] = htonl(SDP_BUF_SMALL);
+	ca[1] = htonl(from);
+	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
+	for (i = p.rx_mseq + 1; i < from; i++) {
+		m = peer_next_msg(&p);
+		CHECK(m, "message %u, before %u, not sent within %d ms", i,
+		      from, PEER_WAIT_MS);
+		CHECK(m->mseq == i && is_credit_update(m),
+		      "message %u: %s of %u bytes as %u, expected an empty Data message",
+		      i, mid_name(m->mid), m->byte_len, m->mseq);
+	}
+	CHECK(sdp_stat("ChRcvBufAckRx") - acks == 1, "ChRcvBufAckRx +%lld",
+	      sdp_stat("ChRcvBufAckRx") - acks);
+
+	pattern_fill(buf, n, 31, 0);
+	CHECK(write_all(p.sock, buf, n) == (ssize_t)n, "write: %s",
+	      strerror(errno));
+	while (got < n) {
+		m = peer_next_msg(&p);
+		CHECK(m, "%zu of %zu bytes within %d ms", got, n,
+		      PEER_WAIT_MS);
+		CHECK(m->byte_len <= SDP_BUF_SMALL,
+		      "message %u of %u bytes, after 4 KiB buffers from %u",
+		      m->mseq, m->byte_len, from);
+		if (m->mid == MID_DATA && m->paylen) {
+			CHECK(pattern_check(m->payload, m->paylen, 31, got) < 0,
+			      "message %u (at byte %zu) corrupt", m->mseq, got);
+			got += m->byte_len - 16;
+		}
+		/* Every buffer the peer read is free again. */
+		if (p.rx_read % 4 == 0)
+			peer_send(&p, MID_DATA, NULL, 0);
+	}
+	CHECK(got == n, "%zu bytes arrived, %zu sent", got, n);
+	free(buf);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
 }
 
 static void hello_4k_bufs(struct hello *hh)
@@ -894,9 +974,9 @@ static void test_zcopy_remote_inv(void)
 
 	klog_start();
 	peer_setup(&p, 0);
-	CHECK(p.ha.flags == (HF_RINV | HF_RESIZE),
+	CHECK(p.ha.flags == (HF_RINV | HF_RESIZE | HF_SHRINK),
 	      "HelloAck flags %#x, expected %#x", p.ha.flags,
-	      HF_RINV | HF_RESIZE);
+	      HF_RINV | HF_RESIZE | HF_SHRINK);
 	first = zsend_read_by_peer(&p, true);
 	info = sdp_info_of(p.sock);
 	CHECK(info.sdpi_rinv_rx == 1 && info.sdpi_zcopy_tx_bytes == PEER_BIG,
@@ -1942,6 +2022,146 @@ static void test_rx_small_buffers(void)
 	peer_teardown(&p);
 }
 
+#define RX_IDLE_SYSCTL	"/proc/sys/net/sdp/rx_idle_ms"
+
+/*
+ * A peer with SDP_HF_RESIZE (and @flags), connected to a module listener
+ * whose sockets post 4 small buffers and shrink after 200 ms without data;
+ * its four Data messages make the ring grow to 16 full buffers
+ * (ChRcvBufAck: 32768 from mseq 5), and once they are read every buffer
+ * is full (MemPages @pages + 16 x 8).
+ */
+static void peer_grown(struct peer *p, uint8_t flags, long long pages)
+{
+	struct msg *m;
+	uint32_t ca[2];
+
+	CHECK(write_file(RX_INIT_SYSCTL, "4") == 0, "write %s: %s",
+	      RX_INIT_SYSCTL, strerror(errno));
+	CHECK(write_file(RX_IDLE_SYSCTL, "200") == 0, "write %s: %s",
+	      RX_IDLE_SYSCTL, strerror(errno));
+	peer_listen(p, 4, 0);
+	p->hello_flags = HF_RESIZE | flags;
+	peer_start(p, NULL);
+	peer_established(p);
+	p->sock = net_accept(p->listener, PEER_WAIT_MS);
+	peer_send_data(p, "one");
+	peer_send_data(p, "two");
+	m = peer_expect_msg(p, MID_CHRCVBUF_ACK, 2);
+	memcpy(ca, m->payload, sizeof(ca));
+	CHECK(ntohl(ca[0]) == SDP_BUF_SIZE && ntohl(ca[1]) == 5,
+	      "ChRcvBufAck of %u-byte buffers from mseq %u, expected %u from 5",
+	      ntohl(ca[0]), ntohl(ca[1]), SDP_BUF_SIZE);
+	peer_send_data(p, "three");
+	peer_send_data(p, "four");
+	sdp_expect_data(p, "onetwothreefour");
+	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
+			 SDP_DEFAULT_BUFS * BUF_PAGES }, WAIT_MS),
+	      "MemPages +%lld, expected +%d once the ring grew",
+	      sdp_stat("MemPages") - pages, SDP_DEFAULT_BUFS * BUF_PAGES);
+}
+
+/*
+ * The module's receive ring, grown to 16 full buffers, shrinks back once
+ * no data came for net.sdp.rx_idle_ms (200 ms), to a peer that set
+ * SDP_HF_SHRINK.  Its ChRcvBufAck says 4096-byte messages from mseq X on,
+ * X the peer's next mseq plus the 16 full buffers posted, and its BSDH
+ * grants those 16: no small buffer is announced before it.  The peer
+ * sends 16 empty Data messages into the full buffers; the module frees
+ * them and posts 4 small ones (MemPages +4, RxRingShrinks +1), announced
+ * with credit updates.  A 4096-byte message X arrives intact.  The next
+ * Data message, the second in a row, makes the ring grow again: a second
+ * ChRcvBufAck, 32768 from the message after the three small buffers
+ * still posted, and a 20000-byte message from there arrives intact.
+ * To a peer without SDP_HF_SHRINK the module sends nothing after 600 ms
+ * and keeps its 16 full buffers.
+ */
+static void test_rx_ring_shrinks(void)
+{
+	long long shrinks = sdp_stat("RxRingShrinks");
+	long long pages = sdp_stat("MemPages");
+	const size_t big = 20000 - 16;
+	char *buf = xmalloc(big);
+	uint32_t ca[2], x, y, i;
+	struct peer p;
+	struct msg *m;
+
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	peer_grown(&p, HF_SHRINK, pages);
+	m = peer_expect_msg(&p, MID_CHRCVBUF_ACK, p.tx_mseq);
+	memcpy(ca, m->payload, sizeof(ca));
+	x = p.tx_mseq + 1 + SDP_DEFAULT_BUFS;
+	CHECK(ntohl(ca[0]) == SDP_BUF_SMALL && ntohl(ca[1]) == x &&
+	      m->bufs == SDP_DEFAULT_BUFS,
+	      "ChRcvBufAck of %u-byte buffers from mseq %u granting %u, expected %u from %u granting %u",
+	      ntohl(ca[0]), ntohl(ca[1]), m->bufs, SDP_BUF_SMALL, x,
+	      SDP_DEFAULT_BUFS);
+	for (i = p.tx_mseq + 1; i < x; i++)
+		peer_send(&p, MID_DATA, NULL, 0);
+	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
+			 SDP_HALF_OPEN_BUFS }, WAIT_MS) &&
+	      sdp_stat("RxRingShrinks") - shrinks == 1,
+	      "MemPages +%lld, RxRingShrinks +%lld, expected +%d and +1",
+	      sdp_stat("MemPages") - pages,
+	      sdp_stat("RxRingShrinks") - shrinks, SDP_HALF_OPEN_BUFS);
+	/* Credit updates, until one lets messages X to X + 3 go. */
+	do {
+		m = peer_next_msg(&p);
+		CHECK(m && is_credit_update(m),
+		      "no credit update for the small buffers within %d ms",
+		      PEER_WAIT_MS);
+	} while (m->mseq_ack + m->bufs < x + SDP_HALF_OPEN_BUFS - 1);
+	peer_send_big(&p, SDP_BUF_SMALL);
+	CHECK(read_all(p.sock, buf, SDP_BUF_SMALL - 16) == SDP_BUF_SMALL - 16,
+	      "read: %s", strerror(errno));
+	for (i = 0; i < SDP_BUF_SMALL - 16; i++)
+		CHECK(!buf[i], "byte %u of the 4096-byte message is %#x", i,
+		      buf[i]);
+
+	/*
+	 * Data again, the second message in a row: the ring grows again;
+	 * three small buffers are still posted.
+	 */
+	peer_send_data(&p, "five");
+	m = peer_expect_msg(&p, MID_CHRCVBUF_ACK, x + 1);
+	memcpy(ca, m->payload, sizeof(ca));
+	y = x + 1 + 3 + 1;
+	CHECK(ntohl(ca[0]) == SDP_BUF_SIZE && ntohl(ca[1]) == y,
+	      "second ChRcvBufAck of %u-byte buffers from mseq %u, expected %u from %u",
+	      ntohl(ca[0]), ntohl(ca[1]), SDP_BUF_SIZE, y);
+	peer_send_data(&p, "six");
+	peer_send_data(&p, "seven");
+	peer_send_data(&p, "eight");
+	sdp_expect_data(&p, "fivesixseveneight");
+	peer_send_big(&p, big + 16);
+	CHECK(read_all(p.sock, buf, big) == (ssize_t)big, "read %zu: %s", big,
+	      strerror(errno));
+	for (i = 0; i < big; i++)
+		CHECK(!buf[i], "byte %u of the full-size message is %#x", i,
+		      buf[i]);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+
+	/* A peer that cannot be told keeps the grown ring. */
+	pages = sdp_stat("MemPages");
+	shrinks = sdp_stat("RxRingShrinks");
+	peer_grown(&p, 0, pages);
+	peer_idle(&p, 600);
+	peer_skip_updates(&p);
+	CHECK(sdp_stat("MemPages") - pages == SDP_DEFAULT_BUFS * BUF_PAGES &&
+	      sdp_stat("RxRingShrinks") == shrinks,
+	      "MemPages +%lld, RxRingShrinks +%lld 600 ms later, expected +%d and +0",
+	      sdp_stat("MemPages") - pages,
+	      sdp_stat("RxRingShrinks") - shrinks,
+	      SDP_DEFAULT_BUFS * BUF_PAGES);
+	free(buf);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
 /*
  * Connection requests a listener holds before the peer completes the
  * handshake are bounded per namespace (net.sdp.max_half_open), besides
@@ -2051,8 +2271,10 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_abort_before_established),
 	TAP_TEST(test_rx_ring_grows),
 	TAP_TEST(test_rx_small_buffers),
+	TAP_TEST(test_rx_ring_shrinks),
 	TAP_TEST(test_sender_waits_for_big_mseq),
 	TAP_TEST(test_sender_parts_to_small_peer),
+	TAP_TEST(test_sender_returns_big_buffers),
 	TAP_TEST(test_half_open_bounded),
 	TAP_TEST(test_keepalive_dead_peer),
 	TAP_TEST(test_keepalive_live_peer),

@@ -37,6 +37,7 @@ static const struct knob knobs[] = {
 	{ "max_half_open", 0, 65536, 256 },
 	{ "rx_init_bufs", 4, 1024, 4 },
 	{ "tx_idle_ms", 0, 3600000, 1000 },
+	{ "rx_idle_ms", 0, 3600000, 1000 },
 };
 
 #define NKNOBS (sizeof(knobs) / sizeof(knobs[0]))

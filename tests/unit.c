@@ -580,17 +580,41 @@ static void test_srcavail_credit_ok(void)
 	EQ(sdp_srcavail_credit_ok(16), true);
 }
 
-/* A ChRcvBufAck only makes the peer's buffers bigger, and never tiny. */
-static void test_crbah_ok(void)
+/*
+ * A ChRcvBufAck never announces tiny buffers; bigger ones bind from any
+ * message, smaller ones only from one not sent yet and at most 65535
+ * ahead; and one comes only once the last one binds.
+ */
+static void test_crbah_check(void)
 {
-	EQ(sdp_crbah_ok(SDP_BUF_SIZE, SDP_BUF_SMALL), true);
-	EQ(sdp_crbah_ok(SDP_BUF_SMALL, SDP_BUF_SMALL), true);
-	EQ(sdp_crbah_ok(SDP_BUF_SIZE + 1, SDP_BUF_SIZE), true);
-	EQ(sdp_crbah_ok(SDP_BUF_SMALL, SDP_BUF_SIZE), false);
-	EQ(sdp_crbah_ok(SDP_BUF_SMALL - 1, SDP_BUF_SMALL), false);
-	EQ(sdp_crbah_ok(SDP_MIN_PEER_RCVSZ - 1, 0), false);
-	EQ(sdp_crbah_ok(0, 0), false);
-	EQ(sdp_crbah_ok(SDP_MIN_PEER_RCVSZ, 0), true);
+	EQ(sdp_crbah_check(SDP_BUF_SIZE, 1, SDP_BUF_SMALL, 5, false),
+	   SDP_CRBAH_OK);
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 1, SDP_BUF_SMALL, 5, false),
+	   SDP_CRBAH_OK);
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 5, SDP_BUF_SIZE, 5, false),
+	   SDP_CRBAH_OK);
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 9, SDP_BUF_SIZE, 5, false),
+	   SDP_CRBAH_OK);
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 4, SDP_BUF_SIZE, 5, false),
+	   SDP_CRBAH_LATE);
+	/* Across the wrap of the mseq space. */
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 2, SDP_BUF_SIZE, 0xfffffffeU,
+			   false), SDP_CRBAH_OK);
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 0xfffffffdU, SDP_BUF_SIZE, 2,
+			   false), SDP_CRBAH_LATE);
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 5 + 0xffff, SDP_BUF_SIZE, 5, false),
+	   SDP_CRBAH_OK);
+	EQ(sdp_crbah_check(SDP_BUF_SMALL, 6 + 0xffff, SDP_BUF_SIZE, 5, false),
+	   SDP_CRBAH_FAR);
+	EQ(sdp_crbah_check(SDP_BUF_SIZE, 6 + 0xffff, SDP_BUF_SMALL, 5, false),
+	   SDP_CRBAH_OK);
+	EQ(sdp_crbah_check(SDP_BUF_SIZE, 9, SDP_BUF_SMALL, 5, true),
+	   SDP_CRBAH_EARLY);
+	EQ(sdp_crbah_check(SDP_MIN_PEER_RCVSZ - 1, 9, 0, 5, false),
+	   SDP_CRBAH_SIZE);
+	EQ(sdp_crbah_check(0, 9, 0, 5, true), SDP_CRBAH_SIZE);
+	EQ(sdp_crbah_check(SDP_MIN_PEER_RCVSZ, 9, 0, 5, false),
+	   SDP_CRBAH_OK);
 }
 
 /*
@@ -842,7 +866,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_hello_check),
 	TAP_TEST(test_hello_ack_check),
 	TAP_TEST(test_peer_tx_max),
-	TAP_TEST(test_crbah_ok),
+	TAP_TEST(test_crbah_check),
 	TAP_TEST(test_srcavail_credit_ok),
 	TAP_TEST(test_flow_model),
 	TAP_TEST(test_flow_overrun),

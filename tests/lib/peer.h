@@ -107,6 +107,8 @@ struct hello_ack {
 #define HF_RINV		0x01
 /* ... it understands ChRcvBufAck (its peer may start on small buffers). */
 #define HF_RESIZE	0x02
+/* ... and one that makes them smaller, and more than one. */
+#define HF_SHRINK	0x04
 /* The module's receive buffers: small at first, then full (src/sdp_wire.h). */
 #define SDP_BUF_SMALL	4096
 #define SDP_BUF_SIZE	(32 * 1024)
