@@ -282,6 +282,19 @@ static void test_sender_returns_big_buffers(void)
 	peer_teardown(&p);
 }
 
+/* A counter of /proc/net/sdp_stats at @want at least (wait_until()). */
+struct stat_at {
+	const char *name;
+	long long want;
+};
+
+static bool stat_at_least(void *arg)
+{
+	const struct stat_at *a = arg;
+
+	return sdp_stat(a->name) >= a->want;
+}
+
 static void hello_4k_bufs(struct hello *hh)
 {
 	hh->localrcvsz = htonl(SDP_BUF_SMALL);
@@ -297,6 +310,7 @@ static void test_sender_waits_for_big_mseq(void)
 {
 	uint32_t ca[2] = { htonl(SDP_BUF_SIZE), htonl(3) };
 	const size_t n = 10000;
+	long long acks;
 	char *buf = xmalloc(n);
 	struct peer p;
 	struct msg *m;
@@ -307,7 +321,13 @@ static void test_sender_waits_for_big_mseq(void)
 	p.sock = net_accept(p.listener, PEER_WAIT_MS);
 	m = peer_expect_msg(&p, MID_UPDATE, 0);	/* the ring grew: mseq 1 */
 	p.credits = m->bufs;
+	acks = sdp_stat("ChRcvBufAckRx") + 1;
 	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
+	/* Taken before the write (on 6.12's rxe it may still be on its way). */
+	CHECK(wait_until(stat_at_least, &(struct stat_at){ "ChRcvBufAckRx",
+			 acks }, WAIT_MS),
+	      "ChRcvBufAckRx %lld, expected %lld", sdp_stat("ChRcvBufAckRx"),
+	      acks);
 	memset(buf, 'z', n);
 	CHECK(write_all(p.sock, buf, n) == (ssize_t)n, "write: %s",
 	      strerror(errno));
