@@ -103,6 +103,8 @@ void sdp_set_state(struct sock *sk, int state)
 
 static void sdp_sock_destruct(struct sock *sk)
 {
+	/* MSG_ZEROCOPY notifications nobody read (sdp_msgzc.c). */
+	skb_queue_purge(&sk->sk_error_queue);
 	sdp_half_open_done(sdp_sk(sk));
 	sdp_sock_unlink(sdp_sk(sk));
 	mutex_destroy(&sdp_sk(sk)->tx_mutex);
@@ -442,6 +444,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 	child->parent = NULL;
 	sock_graft(csk, newsock);
 	newsock->state = SS_CONNECTED;
+	sdp_sock_custom_sockopt(newsock);	/* SO_ZEROCOPY */
 	release_sock(csk);
 	sock_put(sk);		/* the child's reference on its listener */
 	return 0;
@@ -538,7 +541,8 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	/* Urgent data not read yet (sdp_rx.c). */
 	if (READ_ONCE(ssk->urg_state) == SDP_URG_VALID)
 		mask |= EPOLLPRI;
-	if (READ_ONCE(sk->sk_err))
+	if (READ_ONCE(sk->sk_err) ||
+	    !skb_queue_empty_lockless(&sk->sk_error_queue))
 		mask |= EPOLLERR;
 	return mask;
 }
@@ -574,10 +578,18 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	return put_user(answ, (int __user *)arg);
 }
 
+/* Payload bytes the peer has read zero-copy from our senders' pages. */
+static u64 sdp_zcopy_tx_bytes(struct sdp_sock *ssk)
+{
+	return sdp_sk_counter(&ssk->stats, ZCOPY_TX_BYTES);
+}
+
 static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sk_buff *zc_note;
+	u64 zc_bytes;
 	int ret;
 
 	/* One sender at a time (sdp_sock::tx_mutex); never wait if told not to. */
@@ -587,9 +599,16 @@ static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	} else if (mutex_lock_interruptible(&ssk->tx_mutex)) {
 		return sock_intr_errno(sock_sndtimeo(sk, false));
 	}
+	ret = sdp_msgzc_start(sk, msg, &zc_note);
+	if (ret)
+		goto out;
 	lock_sock(sk);
+	zc_bytes = sdp_zcopy_tx_bytes(ssk);
 	ret = sdp_sendmsg_locked(sk, msg, len);
+	zc_bytes = sdp_zcopy_tx_bytes(ssk) - zc_bytes;
 	release_sock(sk);
+	sdp_msgzc_end(sk, zc_note, ret, ret > 0 && zc_bytes < (u64)ret);
+out:
 	mutex_unlock(&ssk->tx_mutex);
 	return ret;
 }
@@ -600,6 +619,8 @@ static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	struct sock *sk = sock->sk;
 	int ret;
 
+	if (flags & MSG_ERRQUEUE)
+		return sdp_msgzc_recv(sk, msg, len);
 	lock_sock(sk);
 	ret = sdp_recvmsg_locked(sk, msg, len, flags);
 	release_sock(sk);
@@ -651,6 +672,8 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol,
 		return -ENOBUFS;
 	sock->state = SS_UNCONNECTED;
 	sock->ops = &sdp_stream_ops;
+	/* SOL_SOCKET options come to sdp_setsockopt(): SO_ZEROCOPY. */
+	sdp_sock_custom_sockopt(sock);
 	sock_graft(sk, sock);
 	sk->sk_kern_sock = kern;
 	return 0;

@@ -723,6 +723,14 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 void sdp_rx_purge(struct sdp_sock *ssk);
 void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b);
 
+/* sdp_msgzc.c: MSG_ZEROCOPY's notifications */
+int sdp_msgzc_setsockopt(struct socket *sock, int optname, sockptr_t optval,
+			 unsigned int optlen);
+int sdp_msgzc_start(struct sock *sk, struct msghdr *msg, struct sk_buff **skb);
+void sdp_msgzc_end(struct sock *sk, struct sk_buff *skb, int sent,
+		   bool copied);
+int sdp_msgzc_recv(struct sock *sk, struct msghdr *msg, size_t len);
+
 /* sdp_zcopy.c */
 #define SDP_ZC_MAX_BYTES	(1024 * 1024)
 /* Pages of the largest transfer: SDP_ZC_MAX_BYTES at any page offset. */

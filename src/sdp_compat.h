@@ -75,4 +75,18 @@ static inline bool sdp_iter_user_seg(const struct iov_iter *it,
 	return true;
 }
 
+/*
+ * SOL_SOCKET options reach a family's setsockopt() only when its socket
+ * has SOCK_CUSTOM_SOCKOPT (6.12 has it, 6.1 not); without it the socket
+ * core handles them all, and refuses SO_ZEROCOPY (EOPNOTSUPP) for
+ * families other than IP and RDS: MSG_ZEROCOPY then stays off
+ * (sdp_msgzc.c).
+ */
+static inline void sdp_sock_custom_sockopt(struct socket *sock)
+{
+#ifdef SOCK_CUSTOM_SOCKOPT
+	set_bit(SOCK_CUSTOM_SOCKOPT, &sock->flags);
+#endif
+}
+
 #endif /* _SDP_COMPAT_H */

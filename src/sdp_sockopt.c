@@ -149,6 +149,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct sdp_tcp_opts *t = &ssk->tcp;
 	int val, err = 0;
 
+	if (level == SOL_SOCKET)
+		return sdp_msgzc_setsockopt(sock, optname, optval, optlen);
 	if (level != SOL_TCP && level != SOL_SDP)
 		return -ENOPROTOOPT;
 	if (level == SOL_TCP && optname == TCP_CONGESTION)

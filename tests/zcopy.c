@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/errqueue.h>
 #include <linux/sdp.h>
 
 #include "net.h"
@@ -952,6 +953,81 @@ static void test_read_in_parts(void)
 	expect_unpinned();
 }
 
+/* The next MSG_ZEROCOPY notification of @fd must be ids @lo to @hi, @code. */
+static void expect_zc_note(int fd, uint32_t lo, uint32_t hi, uint8_t code)
+{
+	struct zc_note n;
+	int err;
+
+	CHECK(wait_fd(fd, 0, WAIT_MS) & POLLERR, "no EPOLLERR for id %u", lo);
+	err = zc_note_read(fd, &n);
+	CHECK(!err, "MSG_ERRQUEUE: %s", strerror(-err));
+	CHECK(n.lo == lo && n.hi == hi && n.code == code,
+	      "notification of ids %u to %u, code %u; expected %u to %u, %u",
+	      n.lo, n.hi, n.code, lo, hi, code);
+}
+
+/*
+ * MSG_ZEROCOPY's notifications say what SDP did with the caller's pages.
+ * A nonblocking send (SDP never advertises those) takes what the send
+ * ring holds, copied: id 0, SO_EE_CODE_ZEROCOPY_COPIED.  A blocking
+ * 1 MiB send goes zero-copy, the peer reading the caller's pages: id 1,
+ * code 0.  Three small sends, copied, before the program reads the
+ * queue: one notification, ids 2 to 4, COPIED.  Everything arrives.
+ */
+static void test_msg_zerocopy_codes(void)
+{
+	const size_t big = 4 * MIB;
+	char *buf = xmalloc(big + MIB + 3000);
+	struct reader r = { .seed = 43 };
+	struct zc_note n;
+	size_t off;
+	ssize_t k;
+	pthread_t t;
+	int c, s, i;
+
+	need_sdp();
+	net_pair(&c, &s);
+	i = 1;
+	if (setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &i, sizeof(i))) {
+		CHECK(errno == EOPNOTSUPP && !kernel_at_least(6, 12),
+		      "SO_ZEROCOPY: %s", strerror(errno));
+		free(buf);
+		close(c);
+		close(s);
+		tap_skip("SO_ZEROCOPY: this kernel's socket core does not pass it to SDP (tests/stream.c test_msg_zerocopy)");
+	}
+	pattern_fill(buf, big + MIB + 3000, 43, 0);
+	k = send(c, buf, big, MSG_ZEROCOPY | MSG_DONTWAIT | MSG_NOSIGNAL);
+	CHECK(k > 0 && (size_t)k < big, "nonblocking send: %zd (%s)", k,
+	      strerror(errno));
+	off = k;
+	expect_zc_note(c, 0, 0, SO_EE_CODE_ZEROCOPY_COPIED);
+	CHECK(info(c).sdpi_srcavail_tx == 0, "a nonblocking send advertised");
+
+	r.fd = s;
+	r.want = off + MIB + 3000;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	k = send(c, buf + off, MIB, MSG_ZEROCOPY | MSG_NOSIGNAL);
+	CHECK(k == MIB, "send 1 MiB: %zd (%s)", k, strerror(errno));
+	off += MIB;
+	CHECK(info(c).sdpi_zcopy_tx_bytes == MIB,
+	      "%llu bytes zero-copy of the 1 MiB send",
+	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes);
+	expect_zc_note(c, 1, 1, 0);
+	for (i = 0; i < 3; i++) {
+		k = send(c, buf + off, 1000, MSG_ZEROCOPY | MSG_NOSIGNAL);
+		CHECK(k == 1000, "send 1000: %zd (%s)", k, strerror(errno));
+		off += 1000;
+	}
+	expect_zc_note(c, 2, 4, SO_EE_CODE_ZEROCOPY_COPIED);
+	CHECK(zc_note_read(c, &n) == -EAGAIN, "a notification beyond id 4");
+	reader_join(t, &r);
+	free(buf);
+	close(c);
+	close(s);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_sockopts),
 	TAP_TEST(test_path_counters),
@@ -960,6 +1036,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_large_after_small_on_fresh),
 	TAP_TEST(test_two_threads),
 	TAP_TEST(test_nonblocking_send),
+	TAP_TEST(test_msg_zerocopy_codes),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
 	TAP_TEST(test_signal_after_partial_read),

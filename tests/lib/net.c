@@ -12,6 +12,7 @@
 #include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/errqueue.h>
 #include <linux/sdp.h>
 
 #include "net.h"
@@ -526,4 +527,33 @@ size_t test_bytes(size_t dflt)
 		break;
 	}
 	return n ? n : dflt;
+}
+
+int zc_note_read(int fd, struct zc_note *n)
+{
+	char control[CMSG_SPACE(sizeof(struct sock_extended_err)) + 64];
+	struct msghdr msg = {
+		.msg_control = control,
+		.msg_controllen = sizeof(control),
+	};
+	struct sock_extended_err *ee;
+	struct cmsghdr *cm;
+
+	if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&msg);
+	CHECK(cm && ((cm->cmsg_level == SOL_IP &&
+		      cm->cmsg_type == IP_RECVERR) ||
+		     (cm->cmsg_level == SOL_IPV6 &&
+		      cm->cmsg_type == IPV6_RECVERR)),
+	      "error queue: control message %d/%d", cm ? cm->cmsg_level : -1,
+	      cm ? cm->cmsg_type : -1);
+	ee = (struct sock_extended_err *)CMSG_DATA(cm);
+	CHECK(ee->ee_origin == SO_EE_ORIGIN_ZEROCOPY && ee->ee_errno == 0,
+	      "error queue: origin %u, errno %u", ee->ee_origin,
+	      ee->ee_errno);
+	n->lo = ee->ee_info;
+	n->hi = ee->ee_data;
+	n->code = ee->ee_code;
+	return 0;
 }

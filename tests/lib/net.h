@@ -113,6 +113,20 @@ size_t rng_size(struct rng *r, size_t max);
 #define NET_IO_TIMEOUT_MS	30000
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
+
+/* A MSG_ZEROCOPY completion notification: ids @lo to @hi, its ee_code. */
+struct zc_note {
+	uint32_t lo, hi;
+	uint8_t code;
+};
+
+/*
+ * Take one notification from @fd's error queue, without waiting: 0, or
+ * -errno (-EAGAIN: none queued).  It must be TCP's form: one control
+ * message SOL_IP/IP_RECVERR (SOL_IPV6/IPV6_RECVERR), origin
+ * SO_EE_ORIGIN_ZEROCOPY, errno 0.
+ */
+int zc_note_read(int fd, struct zc_note *n);
 /* read_all() with readv() calls whose first element is empty. */
 ssize_t readv_all_empty_first(int fd, void *buf, size_t len);
 

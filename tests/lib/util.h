@@ -50,6 +50,9 @@ bool kmsg_find(int fd, const char *needle);
 /* malloc() that fails the running test when there is no memory. */
 void *xmalloc(size_t size);
 
+/* Is the running kernel @major.@minor or newer? */
+bool kernel_at_least(int major, int minor);
+
 /* Write @value to the file @path (a sysctl); 0 or -errno. */
 int write_file(const char *path, const char *value);
 
