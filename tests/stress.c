@@ -39,7 +39,9 @@
  *   - the main thread sends SIGUSR1 (no SA_RESTART) to random workers,
  *     so that waits end with EINTR.
  * net.sdp.fin_timeout is lowered to 5 s so that closed sockets whose
- * peer stays open are aborted by their timeout during the run.
+ * peer stays open are aborted by their timeout during the run, and
+ * net.sdp.rx_idle_ms to 50 ms so that receive rings that grew shrink
+ * back (and grow again) amid all of it.
  *
  * Bounds.  Every blocking call is bounded: each socket gets SO_RCVTIMEO
  * and SO_SNDTIMEO of 20 ms to 1 s when it is made (accepted sockets get
@@ -140,6 +142,8 @@
 #define LOW_ADDR	((void *)0x1000)	/* below mmap_min_addr: never mapped */
 #define KERNEL_ADDR	((void *)0xffff888000000000UL)	/* the direct map */
 #define FIN_SYSCTL	"/proc/sys/net/sdp/fin_timeout"
+#define RX_IDLE_MS	"50"		/* net.sdp.rx_idle_ms during the storm */
+#define RX_IDLE_SYSCTL	"/proc/sys/net/sdp/rx_idle_ms"
 #define THRESH_SYSCTL	"/proc/sys/net/sdp/zcopy_thresh"
 #define BURST_SYSCTL	"/proc/sys/net/core/message_burst"
 
@@ -2594,7 +2598,7 @@ static const char *const stat_names[] = {
 	"SrcAvailCancelTx", "ZcopyFallbacks", "AbortOnClose", "AbortOnTimeout",
 	"AbortByPeer", "AbortOnProtoError", "AbortOnCqError",
 	"AbortOnCmDisconnect", "MemRefused", "HalfOpenRefused",
-	"CreditStalls",
+	"CreditStalls", "RxRingGrows", "RxRingShrinks",
 };
 #define NSTATS	((int)(sizeof(stat_names) / sizeof(stat_names[0])))
 
@@ -2716,6 +2720,8 @@ static void test_stress_storm(void)
 		CHECK(rdma_res_read(&base->res) == 0, "rdma resource show failed");
 		base->valid = true;
 		CHECK(write_file(FIN_SYSCTL, FIN_TIMEOUT) == 0, "%s", FIN_SYSCTL);
+		CHECK(write_file(RX_IDLE_SYSCTL, RX_IDLE_MS) == 0, "%s",
+		      RX_IDLE_SYSCTL);
 		if (read_file(THRESH_SYSCTL, buf, sizeof(buf)) == 0 &&
 		    atoi(buf) > 0)
 			S.thresh = atoi(buf);
@@ -2769,6 +2775,10 @@ static void test_stress_storm(void)
 	      stat_delta(st0, "ZcopyRdmaReads") >= 1,
 	      "no zero-copy transfer: ZcopyTxMsgs %lld, ZcopyRdmaReads %lld",
 	      stat_delta(st0, "ZcopyTxMsgs"), stat_delta(st0, "ZcopyRdmaReads"));
+	CHECK(stat_delta(st0, "RxRingShrinks") >= 1,
+	      "no receive ring shrank (RxRingGrows %lld, RxRingShrinks %lld)",
+	      stat_delta(st0, "RxRingGrows"),
+	      stat_delta(st0, "RxRingShrinks"));
 	CHECK(wait_until(nothing_pinned, NULL, 10000),
 	      "%ld kB still pinned after every call returned", vm_pin_kb());
 	/* Both ends are this module on one healthy device. */
