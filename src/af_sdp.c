@@ -24,7 +24,10 @@
  * tunables; sdp_zcopy.c sends large writes zero-copy
  * (SrcAvail, RDMA Read); sdp_mem.c accounts and bounds the memory that
  * connections hold; sdp_keepalive.c finds dead peers (keepalive and
- * persist probes, TCP_USER_TIMEOUT).  Wire formats are in sdp_proto.h, the wire rules
+ * persist probes, TCP_USER_TIMEOUT); sdp_msgzc.c has SO_ZEROCOPY and
+ * MSG_ZEROCOPY's notifications on the error queue (sk_error_queue, under
+ * its own lock; only sendmsg() adds to it, under tx_mutex).  Wire
+ * formats are in sdp_proto.h, the wire rules
  * (message checks, credits, mseq) as pure functions in sdp_wire.h, kernel
  * interface differences in sdp_compat.h.
  *

@@ -5,11 +5,21 @@
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
- * Receive buffers are allocated and DMA-mapped once per connection and
- * reposted as soon as their payload has been read.  A completion (softirq)
- * validates the message, updates credits and either queues the buffer on
- * rx_queue (data) or reposts it at once (control).  recvmsg() copies out
- * of the queued buffers under lock_sock(); the softirq only ever appends.
+ * Receive buffers are allocated and DMA-mapped when the ring needs them
+ * and reposted as soon as their payload has been read.  A completion
+ * (softirq) validates the message, updates credits and either queues the
+ * buffer on rx_queue (data) or reposts it at once (control).  recvmsg()
+ * copies out of the queued buffers under lock_sock(); the softirq only
+ * ever appends.
+ *
+ * The ring's size: a few small buffers at first, all of the ring in full
+ * ones once the peer sends faster than they come back (sdp_rx_grow()),
+ * the few small ones again after net.sdp.rx_idle_ms without data
+ * (sdp_rx_ring_idle()).  A buffer of the size the ring no longer posts
+ * is not reposted when it comes back but retires (rx_retired), for
+ * sdp_work() to free or replace (sdp_rx_replace_retired()).  Each change
+ * of size is announced with a ChRcvBufAck (sdp_tx.c) that says from
+ * which message on it binds, since posted buffers cannot be taken back.
  *
  * A peer that breaks the protocol gets its connection aborted with a
  * rate-limited log line:
@@ -24,7 +34,10 @@
  *   - zero-copy messages out of turn (sdp_zc_rx_msg()): a second
  *     SrcAvail while one is outstanding, an RdmaRdCompl for more than
  *     we advertised, a SendSM without a SrcAvail, extra headers of the
- *     wrong size.
+ *     wrong size;
+ *   - a ChRcvBufAck of the wrong length, or one sdp_crbah_check() refuses
+ *     (tiny buffers, smaller ones from a message already sent or too far
+ *     ahead, the last one not binding yet).
  * A SrcAvail is queued like data; recvmsg() reads it with sdp_zc_recv().
  */
 #include <linux/dma-mapping.h>
