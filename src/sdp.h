@@ -381,8 +381,8 @@ struct sdp_ka {
  * @rx_chg_mseq: the first message our last ChRcvBufAck applies to; no
  *	other goes before that one came (SDP_F_RX_ACKED); under @lock
  * @rx_last: jiffies of the last Data or SrcAvail received; under @lock
- * @rx_data_run: Data messages received since we last sent one (which
- *	told the peer our credits; sdp_rx_grow_due()); under @lock
+ * @rx_data_run: Data messages received since we last sent data
+ *	(sdp_rx_grow_due()); under @lock
  * @rx_mseq_last: mseq of the last message received
  * @rx_mseq_limit: highest mseq the peer may send given our adverts
  * @rx_bytes: unread payload bytes in @rx_queue

@@ -148,8 +148,9 @@ int sdp_rx_post_all(struct sdp_sock *ssk)
 
 /*
  * A Data message came that leaves the peer SDP_DATA_MIN_CREDITS or fewer,
- * and it is the second at least since we last sent a message (which
- * carries our credits): the peer sends faster than our buffers come back,
+ * and it is the second at least since we last sent data (Data or a
+ * SrcAvail; credit updates do not count): the peer streams faster than
+ * our buffers come back,
  * so a ring that started small (net.sdp.rx_init_bufs, SDP_HALF_OPEN_BUFS)
  * or shrank back should grow; sdp_work() (or, for a passive connection
  * not yet established, its RTU) calls sdp_rx_grow().  From

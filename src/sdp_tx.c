@@ -250,7 +250,6 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 	if (seq) {
 		mseq = ssk->tx_mseq_next++;
 		mseq_ack = ssk->rx_mseq_last;
-		ssk->rx_data_run = 0;
 	}
 	sdp_bsdh_init(h, mid, len, ssk->rx_posted, mseq, mseq_ack);
 	ssk->rx_mseq_limit = sdp_mseq_limit_update(ssk->rx_mseq_limit,
@@ -460,6 +459,7 @@ again:
 			return;
 		}
 		ssk->tx_credits--;
+		ssk->rx_data_run = 0;	/* our turn to talk (sdp_rx_grow_due()) */
 		if (b->mid == SDP_MID_DATA) {
 			ssk->tx_unposted -= len;
 			sdp_stat_tx_data(ssk, len);
