@@ -102,7 +102,9 @@ static_assert(sizeof(struct sdp_bsdh) == 16);
  * may shrink a ring that grew back to small buffers after a quiet time.
  * On such a ChRcvBufAck it sends the messages that still land in the
  * bigger buffers, as empty Data messages if it has nothing else to
- * send, so that they come back to its peer.
+ * send, so that they come back to its peer.  And it may shrink its own
+ * ring: its peer sends the messages before a growth's mseq at once too
+ * (empty when idle), since the shrink waits for that one to come.
  */
 #define SDP_HF_SHRINK	0x04
 

@@ -407,17 +407,24 @@ static u32 sdp_tx_msg_room(const struct sdp_sock *ssk)
 }
 
 /*
- * The peer's buffers shrank (its ChRcvBufAck made tx_max smaller) from
- * tx_max_mseq on: the messages before that one land in its bigger
- * buffers, which it frees only as they come back.  With no data waiting
- * to be posted, they go as empty Data messages (credit updates), so that
- * a quiet connection's peer gets its memory back.  ssk->lock held.
+ * The peer's buffers changed size (its ChRcvBufAck) from tx_max_mseq on,
+ * and the messages before that one land in its buffers of the old size.
+ * With no data waiting to be posted, they go as empty Data messages
+ * (credit updates):
+ * - it shrank: it frees its bigger buffers only as they come back, so a
+ *   quiet connection's peer gets its memory back;
+ * - it grew, and it may shrink again (SDP_HF_SHRINK): it sends its next
+ *   ChRcvBufAck only once message tx_max_mseq came, so a stream whose
+ *   last messages made it grow would otherwise keep it grown for good.
+ *   That costs the few small buffers it still had posted.
+ * ssk->lock held.
  */
 static void sdp_tx_return_big(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
 	while (test_bit(SDP_F_PEER_RESIZED, &ssk->flags) &&
-	       ssk->tx_max < ssk->tx_prev_max &&
+	       (ssk->tx_max < ssk->tx_prev_max ||
+		test_bit(SDP_F_PEER_SHRINK, &ssk->flags)) &&
 	       sdp_mseq_after(ssk->tx_max_mseq, ssk->tx_mseq_next) &&
 	       ssk->tx_post == ssk->tx_head &&
 	       !sdp_post_ctrl(ssk, SDP_MID_DATA))

@@ -346,6 +346,56 @@ static void test_sender_waits_for_big_mseq(void)
 }
 
 /*
+ * The module as the sender, to a peer that announced 4 KiB buffers and
+ * that it may grow them and shrink them again (HF_RESIZE | HF_SHRINK):
+ * its ChRcvBufAck allows 32 KiB messages from mseq 5 on, when the
+ * module's next is 2.  Such a peer sends its next ChRcvBufAck (the
+ * shrink, once quiet) only after message 5 came, so the module, with no
+ * data to send, sends messages 2 to 4 at once as empty Data messages;
+ * the stream that made the peer grow may have ended.  Then a 20000-byte
+ * write goes whole as message 5.
+ */
+static void test_sender_reaches_growth(void)
+{
+	uint32_t ca[2] = { htonl(SDP_BUF_SIZE), htonl(5) };
+	const size_t n = 20000;
+	char *buf = xmalloc(n);
+	struct peer p;
+	struct msg *m;
+	uint32_t i;
+
+	peer_listen(&p, 4, 0);
+	p.hello_flags = HF_RESIZE | HF_SHRINK;
+	peer_start(&p, hello_4k_bufs);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, PEER_WAIT_MS);
+	m = peer_expect_msg(&p, MID_UPDATE, 0);	/* the ring grew: mseq 1 */
+	p.credits = m->bufs;
+	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
+	for (i = 2; i < 5; i++) {
+		m = peer_next_msg(&p);
+		CHECK(m, "message %u, before 5, not sent within %d ms", i,
+		      PEER_WAIT_MS);
+		CHECK(m->mseq == i && is_credit_update(m),
+		      "message %u: %s of %u bytes as %u, expected an empty Data message",
+		      i, mid_name(m->mid), m->byte_len, m->mseq);
+	}
+	pattern_fill(buf, n, 41, 0);
+	CHECK(write_all(p.sock, buf, n) == (ssize_t)n, "write: %s",
+	      strerror(errno));
+	m = peer_expect_msg(&p, MID_DATA, 1);
+	CHECK(m->mseq == 5 && m->byte_len == 16 + n,
+	      "Data of %u bytes as mseq %u, expected %zu as 5", m->byte_len,
+	      m->mseq, 16 + n);
+	CHECK(pattern_check(m->payload, m->paylen, 41, 0) < 0,
+	      "message 5 corrupt");
+	free(buf);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
+/*
  * A nonblocking writer to a peer that announced 4 KiB buffers and that
  * it may grow them (HF_RESIZE), and never does: the writer still gets
  * most of the send ring, not 16 slots of 4 KiB.  With the peer not
@@ -2293,6 +2343,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_rx_small_buffers),
 	TAP_TEST(test_rx_ring_shrinks),
 	TAP_TEST(test_sender_waits_for_big_mseq),
+	TAP_TEST(test_sender_reaches_growth),
 	TAP_TEST(test_sender_parts_to_small_peer),
 	TAP_TEST(test_sender_returns_big_buffers),
 	TAP_TEST(test_half_open_bounded),

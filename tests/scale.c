@@ -2,7 +2,8 @@
 /*
  * Many connections at once: SDP_SCALE_CONNS (default 1000) SDP
  * connections in the test guest (2 GiB), all passing data at the same
- * time, then idle.  The data is checked end to end, the memory an idle
+ * time, some of them a stream that makes their receive rings grow, then
+ * idle.  The data is checked end to end, the memory an idle
  * connection costs is asserted (the fall in MemAvailable, everything
  * counted: buffers, sockets, QPs and CQs as Soft-RoCE allocates them;
  * and the module's own buffers, MemPages, exactly),
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/sdp.h>
 
@@ -30,6 +32,14 @@
  * with the BSDH), so that no ring grows.
  */
 #define MSG_BYTES	4000
+/*
+ * Then the first BULK_CONNS of them carry BULK_BYTES one way, in sends
+ * below net.sdp.zcopy_thresh (buffered): their servers' rings grow to 16
+ * buffers of 32 KiB, and shrink back once quiet (net.sdp.rx_idle_ms).
+ */
+#define BULK_CONNS	64
+#define BULK_BYTES	(256 * 1024)
+#define BULK_SEND	(16 * 1024)
 /*
  * What an idle connection may cost per end, everything counted: issue
  * 15's goal.  Four receive buffers of 4 KiB, Soft-RoCE's queues (send
@@ -150,15 +160,60 @@ static int pass_data(struct conn *cn, int n, struct pollfd *pfd, char *buf,
 	return done;
 }
 
+/*
+ * The first @k connections of @cn: each client sends BULK_BYTES of its
+ * pattern (a child process, one connection after the other, blocking),
+ * each server reads them in turn and checks them.
+ */
+static void pass_bulk(struct conn *cn, int k, char *buf)
+{
+	int i, status;
+	pid_t pid;
+
+	for (i = 0; i < k; i++) {
+		set_nonblock(cn[i].c, false);
+		set_nonblock(cn[i].s, false);
+	}
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		for (i = 0; i < k; i++) {
+			size_t off;
+
+			pattern_fill(buf, BULK_BYTES, i, 0);
+			for (off = 0; off < BULK_BYTES; off += BULK_SEND)
+				if (write_all(cn[i].c, buf + off, BULK_SEND) !=
+				    BULK_SEND)
+					_exit(1);
+		}
+		_exit(0);
+	}
+	for (i = 0; i < k; i++) {
+		CHECK(read_all(cn[i].s, buf, BULK_BYTES) == BULK_BYTES,
+		      "connection %d: bulk read: %s", i, strerror(errno));
+		CHECK(pattern_check(buf, BULK_BYTES, i, 0) < 0,
+		      "connection %d: wrong bulk data", i);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "the bulk sender failed");
+}
+
 struct idle_wait {
 	long long releases;
+	long long grows, shrinks;
 };
 
-/* Every end has given its send buffers back (net.sdp.tx_idle_ms). */
-static bool tx_rings_released(void *arg)
+/*
+ * Every end has given its send buffers back (net.sdp.tx_idle_ms), and
+ * every receive ring that grew has shrunk back (net.sdp.rx_idle_ms).
+ */
+static bool rings_released(void *arg)
 {
-	return sdp_stat("TxRingReleases") >=
-	       ((struct idle_wait *)arg)->releases;
+	const struct idle_wait *w = arg;
+
+	return sdp_stat("TxRingReleases") >= w->releases &&
+	       sdp_stat("RxRingShrinks") - w->shrinks ==
+	       sdp_stat("RxRingGrows") - w->grows;
 }
 
 static bool no_sdp_sockets(void *arg)
@@ -174,10 +229,13 @@ static bool mem_pages_back(void *arg)
 
 /*
  * SDP_SCALE_CONNS connections, made one after another, pass MSG_BYTES
- * each way all at once (poll() over every end), and are left idle until
- * each end has freed its send buffers (net.sdp.tx_idle_ms, 1 s).  Right
- * after the data, each end holds at most BUSY_TX_BUFS send buffers on
- * top of its receive buffers (MemPages).  Then
+ * each way all at once (poll() over every end).  Right after the data,
+ * each end holds at most BUSY_TX_BUFS send buffers on top of its receive
+ * buffers (MemPages).  BULK_CONNS of them then stream BULK_BYTES one
+ * way, and their servers' rings grow (RxRingGrows).  They are left idle
+ * until each end has freed its send buffers (net.sdp.tx_idle_ms, 1 s)
+ * and every ring that grew has shrunk back (net.sdp.rx_idle_ms, 1 s).
+ * Then
  * the fall in MemAvailable since before the first connect, over twice
  * the connections, is at most IDLE_KIB_MAX per end, and each end holds
  * only its rx_init_bufs receive buffers (MemPages); every connection
@@ -186,7 +244,7 @@ static bool mem_pages_back(void *arg)
 static void test_scale_idle_connections(void)
 {
 	int n = atoi(env_or("SDP_SCALE_CONNS", "1000"));
-	long long pages, grows, rel, ms;
+	long long pages, grows, shrinks, rel, ms;
 	struct sockaddr_storage addr;
 	struct rdma_res res0, res;
 	struct idle_wait iw;
@@ -206,7 +264,7 @@ static void test_scale_idle_connections(void)
 	CHECK(rdma_res_read(&res0) == 0, "rdma resource show");
 	cn = xmalloc(n * sizeof(*cn));
 	pfd = xmalloc(2 * n * sizeof(*pfd));
-	buf = xmalloc(MSG_BYTES);
+	buf = xmalloc(BULK_BYTES);
 	tx = xmalloc(MSG_BYTES);
 	memset(cn, 0, n * sizeof(*cn));
 	memset(pfd, 0, 2 * n * sizeof(*pfd));
@@ -215,8 +273,10 @@ static void test_scale_idle_connections(void)
 
 	pages = sdp_stat("MemPages");
 	grows = sdp_stat("RxRingGrows");
+	shrinks = sdp_stat("RxRingShrinks");
 	rel = sdp_stat("TxRingReleases");
-	CHECK(pages >= 0 && grows >= 0 && rel >= 0, "no memory counters");
+	CHECK(pages >= 0 && grows >= 0 && shrinks >= 0 && rel >= 0,
+	      "no memory counters");
 	meminfo_read(&m0);
 
 	l = net_listener(&addr, n, 0);
@@ -258,20 +318,38 @@ static void test_scale_idle_connections(void)
 	      sdp_stat("MemPages") - pages, n,
 	      IDLE_PAGES + BUSY_TX_BUFS * BUF_PAGES);
 
-	/* Idle: every end that sent has freed its send buffers. */
+	/* Some stream: their servers' rings grow. */
+	ms = now_ms();
+	pass_bulk(cn, BULK_CONNS < n ? BULK_CONNS : n, buf);
+	tap_diag("%d x %d bytes one way in %lld ms: RxRingGrows +%lld",
+		 BULK_CONNS < n ? BULK_CONNS : n, BULK_BYTES, now_ms() - ms,
+		 sdp_stat("RxRingGrows") - grows);
+	CHECK(sdp_stat("RxRingGrows") - grows >= (BULK_CONNS < n ? BULK_CONNS : n),
+	      "RxRingGrows +%lld after %d streams", sdp_stat("RxRingGrows") - grows,
+	      BULK_CONNS < n ? BULK_CONNS : n);
+
+	/*
+	 * Idle: every end that sent has freed its send buffers, every ring
+	 * that grew has shrunk.
+	 */
 	iw.releases = rel + 2LL * n;
-	CHECK(wait_until(tx_rings_released, &iw, WAIT_MS),
-	      "TxRingReleases +%lld, expected +%d", sdp_stat("TxRingReleases") - rel,
-	      2 * n);
+	iw.grows = grows;
+	iw.shrinks = shrinks;
+	CHECK(wait_until(rings_released, &iw, WAIT_MS),
+	      "TxRingReleases +%lld, expected +%d; RxRingGrows +%lld, RxRingShrinks +%lld",
+	      sdp_stat("TxRingReleases") - rel, 2 * n,
+	      sdp_stat("RxRingGrows") - grows,
+	      sdp_stat("RxRingShrinks") - shrinks);
 	meminfo_read(&m1);
 	per_end = (m0.avail - m1.avail) / (2 * n);
-	tap_diag("idle: MemAvailable %ld -> %ld KiB: %ld KiB per end, of which Slab %ld, VmallocUsed %ld, PageTables %ld; MemPages +%lld (%lld per end), RxRingGrows +%lld",
+	tap_diag("idle: MemAvailable %ld -> %ld KiB: %ld KiB per end, of which Slab %ld, VmallocUsed %ld, PageTables %ld; MemPages +%lld (%lld per end), RxRingGrows +%lld, RxRingShrinks +%lld",
 		 m0.avail, m1.avail, per_end, (m1.slab - m0.slab) / (2 * n),
 		 (m1.vmalloc - m0.vmalloc) / (2 * n),
 		 (m1.pagetables - m0.pagetables) / (2 * n),
 		 sdp_stat("MemPages") - pages,
 		 (sdp_stat("MemPages") - pages) / (2 * n),
-		 sdp_stat("RxRingGrows") - grows);
+		 sdp_stat("RxRingGrows") - grows,
+		 sdp_stat("RxRingShrinks") - shrinks);
 	CHECK(sdp_stat("MemPages") - pages == 2LL * n * IDLE_PAGES,
 	      "MemPages +%lld for %d idle connections, expected %d per end",
 	      sdp_stat("MemPages") - pages, n, IDLE_PAGES);
