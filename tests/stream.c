@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -3051,6 +3053,191 @@ static void *zc_reader_fn(void *arg)
 	return NULL;
 }
 
+/* sendfile() all of @count bytes of @fd at @off to @sock; CHECK it. */
+static void sendfile_all(int sock, int fd, off_t off, size_t count)
+{
+	off_t pos = off;
+
+	while (count) {
+		ssize_t n = sendfile(sock, fd, &pos, count);
+
+		if (n < 0 && errno == EAGAIN) {
+			CHECK(wait_fd(sock, POLLOUT, WAIT_MS) & POLLOUT,
+			      "not writable within %d ms", WAIT_MS);
+			continue;
+		}
+		CHECK(n > 0, "sendfile of %zu bytes at %lld: %zd, %s", count,
+		      (long long)pos, n, strerror(errno));
+		CHECK(pos == off + n, "sendfile moved the offset to %lld, sent %zd from %lld",
+		      (long long)pos, n, (long long)off);
+		off += n;
+		count -= n;
+	}
+}
+
+/*
+ * sendfile() and splice() from a file to a socket, as servers send files
+ * (nginx's "sendfile on", Apache, ftp).  A file of FILE_BYTES, pattern
+ * bytes from 0, goes out in the stream's order through every way a
+ * program has: sendfile() of an odd count from 0 (ends mid-page), of
+ * 300000 bytes from that odd offset, with the socket's offset NULL
+ * (the file's own moves); splice() through a pipe, with SPLICE_F_MORE on
+ * every part, then a send() of the next bytes from memory (which must
+ * come after them); sendfile() on the socket made nonblocking; the last
+ * part with SPLICE_F_MORE, and then shutdown(): the peer reads every
+ * byte in order, then the end of the stream.
+ */
+static void test_sendfile_splice(void)
+{
+	const size_t file_bytes = 1200000, odd = 4097, mid = 300000;
+	struct zc_reader r = { 0 };
+	size_t pos, part, end;
+	int c, s, fd, p[2];
+	pthread_t t;
+	char *buf;
+	ssize_t n;
+
+	buf = xmalloc(file_bytes);
+	pattern_fill(buf, file_bytes, 5, 0);
+	fd = memfd_create("sendfile", MFD_CLOEXEC);
+	CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
+	CHECK(write(fd, buf, file_bytes) == (ssize_t)file_bytes,
+	      "write the file: %s", strerror(errno));
+	CHECK_OK(pipe(p));
+	net_pair(&c, &s);
+	r.fd = s;
+	r.want = file_bytes;
+	CHECK_OK(pthread_create(&t, NULL, zc_reader_fn, &r));
+
+	sendfile_all(c, fd, 0, odd);
+	CHECK(lseek(fd, odd, SEEK_SET) == (off_t)odd, "lseek: %s",
+	      strerror(errno));
+	for (pos = odd; pos < odd + mid; pos += n) {
+		n = sendfile(c, fd, NULL, odd + mid - pos);
+		CHECK(n > 0, "sendfile at %zu: %zd, %s", pos, n,
+		      strerror(errno));
+		CHECK(lseek(fd, 0, SEEK_CUR) == (off_t)(pos + n),
+		      "the file's offset is %lld after %zu bytes from it",
+		      (long long)lseek(fd, 0, SEEK_CUR), pos + n);
+	}
+
+	/* splice(), every part with SPLICE_F_MORE, then a send(). */
+	end = pos + 400000;
+	while (pos < end) {
+		loff_t in = pos;
+
+		n = splice(fd, &in, p[1], NULL, end - pos, 0);
+		CHECK(n > 0, "splice into the pipe at %zu: %zd, %s", pos, n,
+		      strerror(errno));
+		for (part = n; part; part -= n) {
+			n = splice(p[0], NULL, c, NULL, part, SPLICE_F_MORE);
+			CHECK(n > 0, "splice to the socket at %zu: %zd, %s",
+			      pos, n, strerror(errno));
+			pos += n;
+		}
+	}
+	CHECK(write_all(c, buf + pos, 5000) == 5000, "send: %s",
+	      strerror(errno));
+	pos += 5000;
+
+	/* Nonblocking. */
+	set_nonblock(c, true);
+	end = pos + 200000;
+	sendfile_all(c, fd, pos, end - pos);
+	pos = end;
+	set_nonblock(c, false);
+
+	/* The rest spliced with SPLICE_F_MORE, then shutdown(). */
+	while (pos < file_bytes) {
+		loff_t in = pos;
+
+		n = splice(fd, &in, p[1], NULL, file_bytes - pos, 0);
+		CHECK(n > 0, "splice into the pipe at %zu: %zd, %s", pos, n,
+		      strerror(errno));
+		for (part = n; part; part -= n) {
+			n = splice(p[0], NULL, c, NULL, part, SPLICE_F_MORE);
+			CHECK(n > 0, "splice to the socket at %zu: %zd, %s",
+			      pos, n, strerror(errno));
+			pos += n;
+		}
+	}
+	CHECK_OK(shutdown(c, SHUT_WR));
+	CHECK_OK(pthread_join(t, NULL));
+	CHECK(!r.bad, "%zu of %zu bytes arrived in order", r.got, file_bytes);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of the stream");
+	CHECK(read(s, buf, 1) == 0, "more than %zu bytes", file_bytes);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	close(s);
+	close(c);
+	free(buf);
+}
+
+/*
+ * splice() from a socket, as a proxy moves bytes (haproxy's splicing):
+ * with nothing to read, a nonblocking socket's splice() gives EAGAIN; then
+ * 300000 pattern bytes go socket -> pipe -> another socket's peer, in
+ * order; at the end of the stream splice() returns 0.
+ */
+static void test_splice_from_socket(void)
+{
+	const size_t total = 300000;
+	struct zc_reader r = { 0 };
+	int c, s, c2, s2, p[2], status;
+	size_t moved = 0;
+	pid_t pid;
+	pthread_t t;
+	char *buf;
+	ssize_t n;
+
+	buf = xmalloc(total);
+	pattern_fill(buf, total, 5, 0);
+	CHECK_OK(pipe(p));
+	net_pair(&c, &s);
+	net_pair(&c2, &s2);
+	set_nonblock(s, true);
+	CHECK_ERRNO(splice(s, NULL, p[1], NULL, 4096, SPLICE_F_NONBLOCK),
+		    EAGAIN);
+	set_nonblock(s, false);
+	r.fd = s2;
+	r.want = total;
+	CHECK_OK(pthread_create(&t, NULL, zc_reader_fn, &r));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid)
+		_exit(write_all(c, buf, total) != (ssize_t)total ||
+		      shutdown(c, SHUT_WR));
+	for (;;) {
+		size_t part;
+
+		n = splice(s, NULL, p[1], NULL, 65536, SPLICE_F_MOVE);
+		CHECK(n >= 0, "splice from the socket after %zu bytes: %s",
+		      moved, strerror(errno));
+		if (!n)
+			break;
+		for (part = n; part; part -= n) {
+			n = splice(p[0], NULL, c2, NULL, part, SPLICE_F_MOVE);
+			CHECK(n > 0, "splice to the socket after %zu bytes: %s",
+			      moved, strerror(errno));
+			moved += n;
+		}
+	}
+	CHECK(moved == total, "%zu bytes spliced, %zu sent", moved, total);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      !WEXITSTATUS(status), "the writer failed");
+	CHECK_OK(shutdown(c2, SHUT_WR));
+	CHECK_OK(pthread_join(t, NULL));
+	CHECK(!r.bad, "%zu of %zu bytes arrived in order", r.got, total);
+	close(p[0]);
+	close(p[1]);
+	close(s2);
+	close(c2);
+	close(s);
+	close(c);
+	free(buf);
+}
+
 /*
  * MSG_ZEROCOPY as a program written for TCP's uses it.  SO_ZEROCOPY is 0,
  * takes 0 or 1 (2: EINVAL) and reads back.  Without it, send() with
@@ -3211,6 +3398,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_urgent_data),
 	TAP_TEST(test_urgent_inline),
 	TAP_TEST(test_urgent_sigurg),
+	TAP_TEST(test_sendfile_splice),
+	TAP_TEST(test_splice_from_socket),
 	TAP_TEST(test_msg_zerocopy),
 };
 
