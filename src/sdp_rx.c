@@ -794,7 +794,9 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		}
 		if (b) {
 			n = min_t(size_t, b->len - off, lim);
-			if (copy_to_iter(b->data + sizeof(struct sdp_bsdh) + off,
+			/* As TCP: MSG_TRUNC takes the bytes without copying. */
+			if (!(flags & MSG_TRUNC) &&
+			    copy_to_iter(b->data + sizeof(struct sdp_bsdh) + off,
 					 n, &msg->msg_iter) != n) {
 				err = -EFAULT;
 				break;

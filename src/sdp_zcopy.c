@@ -30,9 +30,9 @@
  * (rdma_rw).  The read's completion handler reports the bytes with
  * RdmaRdCompl at once (invalidating the peer's key with the last one if
  * the peer allowed it), and the reader, woken after, accounts them in
- * the stream and unpins.  A reader that peeks, reads into kernel memory,
- * or cannot pin answers SendSM instead, and the sender's remainder
- * arrives as Data.
+ * the stream and unpins.  A reader that peeks, drops (MSG_TRUNC), reads
+ * into kernel memory, or cannot pin answers SendSM instead, and the
+ * sender's remainder arrives as Data.
  *
  * Lifetime: ssk->zc_busy counts transfers in progress; sdp_work() does
  * not destroy the QP, CQ and PD while it is non-zero, and the last
@@ -840,7 +840,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		lock_sock(sk);
 		return 0;
 	}
-	if ((flags & MSG_PEEK) ||
+	if ((flags & (MSG_PEEK | MSG_TRUNC)) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
 		return sdp_zc_recv_decline(ssk, b);
 

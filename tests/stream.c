@@ -1546,6 +1546,52 @@ static void test_msg_peek(void)
 }
 
 /*
+ * MSG_TRUNC on a stream socket, as Linux's TCP has it: the bytes are
+ * consumed without being copied (the buffer may be NULL) and counted in
+ * the return; with MSG_PEEK they are counted and stay.  100 bytes: peek 2
+ * with MSG_TRUNC, drop 3, then read the rest from byte 3.  Then 300000
+ * bytes from a writer (large sends, which SDP may send zero-copy): drop
+ * 200000 with MSG_TRUNC | MSG_WAITALL, then the last 100000 arrive as
+ * they were sent from byte 200000.
+ */
+static void test_msg_trunc_discards(void)
+{
+	const size_t big = 300000, drop = 200000;
+	char d[100], *buf;
+	int c, s, status;
+	pid_t pid;
+
+	net_pair(&c, &s);
+	send_pattern(c, 100, 13, 0);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "nothing to read");
+	CHECK(recv(s, NULL, 2, MSG_PEEK | MSG_TRUNC) == 2,
+	      "MSG_PEEK | MSG_TRUNC: %s", strerror(errno));
+	CHECK(recv(s, NULL, 3, MSG_TRUNC | MSG_WAITALL) == 3,
+	      "MSG_TRUNC: %s", strerror(errno));
+	CHECK(read_all(s, d, 97) == 97, "read: %s", strerror(errno));
+	CHECK(pattern_check(d, 97, 13, 3) < 0,
+	      "the bytes after the 3 dropped are wrong");
+
+	buf = xmalloc(big);
+	pattern_fill(buf, big, 17, 0);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid)
+		_exit(write_all(c, buf, big) != (ssize_t)big);
+	CHECK(recv(s, NULL, drop, MSG_TRUNC | MSG_WAITALL) == (ssize_t)drop,
+	      "MSG_TRUNC | MSG_WAITALL of %zu: %s", drop, strerror(errno));
+	CHECK(read_all(s, buf, big - drop) == (ssize_t)(big - drop),
+	      "read: %s", strerror(errno));
+	CHECK(pattern_check(buf, big - drop, 17, drop) < 0,
+	      "the bytes after the %zu dropped are wrong", drop);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      !WEXITSTATUS(status), "the writer failed");
+	free(buf);
+	close(s);
+	close(c);
+}
+
+/*
  * MSG_DONTWAIT on a blocking socket with nothing queued: EAGAIN at once,
  * and the socket stays blocking; O_NONBLOCK gives the same for read().
  */
@@ -3362,6 +3408,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_writev_empty_elements),
 	TAP_TEST(test_slow_reader_not_reset),
 	TAP_TEST(test_msg_peek),
+	TAP_TEST(test_msg_trunc_discards),
 	TAP_TEST(test_msg_dontwait),
 	TAP_TEST(test_msg_waitall),
 	TAP_TEST(test_siocinq),
