@@ -4,14 +4,18 @@
  * scripts/bench and scripts/bench-wire.
  *
  *   sdp_stream [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES]
- *              [-z THRESH] [-N] [-p PORT [-S]]
+ *              [-z THRESH] [-N] [-m send|sendfile|read] [-p PORT [-S]]
  *
  * (sizes take a K, M or G suffix)
  * Without -p, a child process listens on ADDR and reads everything with
  * READSIZE-byte reads (default MSGSIZE); the parent connects and sends
  * BYTES in MSGSIZE-byte blocking sends.  -z sets SOL_SDP
  * SDP_ZCOPY_THRESH on the sender (0: zero-copy off); -N sets TCP_NODELAY
- * on the sender.
+ * on the sender.  -m sendfile sends from a file (a memfd of
+ * min(BYTES, 16 MiB), sent over and over from its start) with
+ * MSGSIZE-byte sendfile() calls; -m read reads the same file into the
+ * buffer with pread() and sends that, as a server without sendfile()
+ * does; -m send (the default) sends the buffer.
  * Between two hosts: "-p PORT -S" serves on ADDR:PORT until killed
  * (each connection is read to its end, then answered with one byte);
  * "-p PORT" sends BYTES to the server at ADDR:PORT, closes its side and
@@ -29,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -113,6 +119,48 @@ static void serve(int family, const char *addr, unsigned short port,
 	}
 }
 
+enum mode { M_SEND, M_SENDFILE, M_READ };
+
+/* The file the sendfile and read modes send: @len bytes of 0x5a. */
+static int make_file(char *buf, size_t bufsize, size_t len)
+{
+	int fd = memfd_create("sdp_stream", MFD_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0)
+		die("memfd_create");
+	while (done < len) {
+		size_t n = len - done < bufsize ? len - done : bufsize;
+
+		if (write(fd, buf, n) != (ssize_t)n)
+			die("write the file");
+		done += n;
+	}
+	return fd;
+}
+
+/* Send up to @size bytes of the file @ffd from *@off (wrapping at @flen). */
+static ssize_t send_file(int fd, int ffd, enum mode mode, char *buf,
+			 size_t size, off_t *off, size_t flen)
+{
+	size_t n = size;
+	ssize_t r;
+
+	if (*off >= (off_t)flen)
+		*off = 0;
+	if (n > flen - *off)
+		n = flen - *off;
+	if (mode == M_SENDFILE)
+		return sendfile(fd, ffd, off, n);
+	r = pread(ffd, buf, n, *off);
+	if (r <= 0)
+		return -1;
+	r = send(fd, buf, r, 0);
+	if (r > 0)
+		*off += r;
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = "10.55.0.1";
@@ -122,9 +170,13 @@ int main(int argc, char **argv)
 	struct sockaddr_in sin;
 	double t0, c0, t, c;
 	char *buf;
+	enum mode mode = M_SEND;
+	size_t flen = 0;
+	int ffd = -1;
+	off_t foff = 0;
 	pid_t pid = 0;
 
-	while ((opt = getopt(argc, argv, "f:a:s:r:n:z:Np:S")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:s:r:n:z:Nm:p:S")) != -1) {
 		switch (opt) {
 		case 'f':
 			family = strcmp(optarg, "tcp") ? AF_INET_SDP : AF_INET;
@@ -147,6 +199,10 @@ int main(int argc, char **argv)
 		case 'N':
 			nodelay = 1;
 			break;
+		case 'm':
+			mode = !strcmp(optarg, "sendfile") ? M_SENDFILE :
+			       !strcmp(optarg, "read") ? M_READ : M_SEND;
+			break;
 		case 'p':
 			port = atoi(optarg);
 			break;
@@ -154,7 +210,7 @@ int main(int argc, char **argv)
 			server = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N] [-p PORT [-S]]\n",
+			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N] [-m send|sendfile|read] [-p PORT [-S]]\n",
 				argv[0]);
 			return 2;
 		}
@@ -165,6 +221,10 @@ int main(int argc, char **argv)
 	if (!buf)
 		die("setup");
 	memset(buf, 0x5a, size > rsize ? size : rsize);
+	if (mode != M_SEND) {
+		flen = total < (16 << 20) ? total : (16 << 20);
+		ffd = make_file(buf, size > rsize ? size : rsize, flen);
+	}
 
 	if (server) {
 		if (!port) {
@@ -203,7 +263,9 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	c0 = cpu_s();
 	while (sent < total) {
-		ssize_t n = send(fd, buf, size, 0);
+		size_t want = total - sent < size ? total - sent : size;
+		ssize_t n = mode == M_SEND ? send(fd, buf, want, 0) :
+			    send_file(fd, ffd, mode, buf, want, &foff, flen);
 
 		if (n < 0 && errno == EINTR)
 			continue;
