@@ -3122,6 +3122,31 @@ static void sendfile_all(int sock, int fd, off_t off, size_t count)
 }
 
 /*
+ * splice() @count bytes of the file @fd from @off through the pipe @p to
+ * @sock, every part with SPLICE_F_MORE; CHECK it.
+ */
+static void splice_file(int sock, int fd, const int p[2], size_t off,
+			size_t count)
+{
+	size_t pos = off, part;
+	ssize_t n;
+
+	while (pos < off + count) {
+		loff_t in = pos;
+
+		n = splice(fd, &in, p[1], NULL, off + count - pos, 0);
+		CHECK(n > 0, "splice into the pipe at %zu: %zd, %s", pos, n,
+		      strerror(errno));
+		for (part = n; part; part -= n) {
+			n = splice(p[0], NULL, sock, NULL, part, SPLICE_F_MORE);
+			CHECK(n > 0, "splice to the socket at %zu: %zd, %s",
+			      pos, n, strerror(errno));
+			pos += n;
+		}
+	}
+}
+
+/*
  * sendfile() and splice() from a file to a socket, as servers send files
  * (nginx's "sendfile on", Apache, ftp).  A file of FILE_BYTES, pattern
  * bytes from 0, goes out in the stream's order through every way a
@@ -3137,7 +3162,7 @@ static void test_sendfile_splice(void)
 {
 	const size_t file_bytes = 1200000, odd = 4097, mid = 300000;
 	struct zc_reader r = { 0 };
-	size_t pos, part, end;
+	size_t pos, end;
 	int c, s, fd, p[2];
 	pthread_t t;
 	char *buf;
@@ -3168,20 +3193,8 @@ static void test_sendfile_splice(void)
 	}
 
 	/* splice(), every part with SPLICE_F_MORE, then a send(). */
-	end = pos + 400000;
-	while (pos < end) {
-		loff_t in = pos;
-
-		n = splice(fd, &in, p[1], NULL, end - pos, 0);
-		CHECK(n > 0, "splice into the pipe at %zu: %zd, %s", pos, n,
-		      strerror(errno));
-		for (part = n; part; part -= n) {
-			n = splice(p[0], NULL, c, NULL, part, SPLICE_F_MORE);
-			CHECK(n > 0, "splice to the socket at %zu: %zd, %s",
-			      pos, n, strerror(errno));
-			pos += n;
-		}
-	}
+	splice_file(c, fd, p, pos, 400000);
+	pos += 400000;
 	CHECK(write_all(c, buf + pos, 5000) == 5000, "send: %s",
 	      strerror(errno));
 	pos += 5000;
@@ -3194,19 +3207,7 @@ static void test_sendfile_splice(void)
 	set_nonblock(c, false);
 
 	/* The rest spliced with SPLICE_F_MORE, then shutdown(). */
-	while (pos < file_bytes) {
-		loff_t in = pos;
-
-		n = splice(fd, &in, p[1], NULL, file_bytes - pos, 0);
-		CHECK(n > 0, "splice into the pipe at %zu: %zd, %s", pos, n,
-		      strerror(errno));
-		for (part = n; part; part -= n) {
-			n = splice(p[0], NULL, c, NULL, part, SPLICE_F_MORE);
-			CHECK(n > 0, "splice to the socket at %zu: %zd, %s",
-			      pos, n, strerror(errno));
-			pos += n;
-		}
-	}
+	splice_file(c, fd, p, pos, file_bytes - pos);
 	CHECK_OK(shutdown(c, SHUT_WR));
 	CHECK_OK(pthread_join(t, NULL));
 	CHECK(!r.bad, "%zu of %zu bytes arrived in order", r.got, file_bytes);
