@@ -139,6 +139,9 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 	mutex_init(&ssk->tx_mutex);
 	sdp_ka_init(ssk);
 	ssk->zc_thresh = sdp_sysctl_zcopy_thresh(net);
+#if IS_ENABLED(CONFIG_IPV6)
+	ssk->tcp.v6only = net->ipv6.sysctl.bindv6only;
+#endif
 	if (parent) {
 		struct sdp_sock *pssk = sdp_sk(parent);
 
@@ -228,6 +231,9 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 	err = -EINVAL;
 	if (sk->sk_state != TCP_CLOSE || test_bit(SDP_O_USER_PORT, &ssk->opts))
 		goto out;
+	/* As TCP: an IPv6-only socket has no IPv4 (v4-mapped) address. */
+	if (v6 && ss.ss_family == AF_INET && ssk->tcp.v6only)
+		goto out;
 	/*
 	 * Bound, unless only by a connect that failed: TCP gives that port
 	 * back when connect() returns, ours goes with the old CM id, which
@@ -287,6 +293,10 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		err = -EISCONN;
 		if (sk->sk_state != TCP_CLOSE)
 			goto out;
+		/* As TCP: an IPv6-only socket reaches no IPv4 address. */
+		err = -ENETUNREACH;
+		if (v6 && ss.ss_family == AF_INET && ssk->tcp.v6only)
+			goto out;
 		/*
 		 * A new attempt (as TCP allows after a failed one): the last
 		 * attempt's connection and CM id go first, a port the socket
@@ -304,6 +314,9 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		spin_lock_bh(&ssk->lock);
 		sdp_set_state(sk, TCP_SYN_SENT);
 		spin_unlock_bh(&ssk->lock);
+		/* IP_TOS or IPV6_TCLASS: the route's traffic class. */
+		rdma_set_service_type(ssk->id, ss.ss_family == AF_INET6 ?
+					       ssk->tcp.tclass : ssk->tcp.tos);
 		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
 					sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
 		if (err) {

@@ -227,6 +227,9 @@ enum {
  * @defer_accept: TCP_DEFER_ACCEPT, kept as TCP keeps it (retransmits)
  * @quickack_off: TCP_QUICKACK was set to 0
  * @fastopen_connect: TCP_FASTOPEN_CONNECT
+ * @tos: IP_TOS, the type of service of a connection to an IPv4 address
+ * @tclass: IPV6_TCLASS, the same to an IPv6 one
+ * @v6only: IPV6_V6ONLY (from net.ipv6.bindv6only)
  *
  * Under lock_sock().  @notsent_lowat and the keepalive values and
  * @user_timeout change what SDP does (the timer of sdp_keepalive.c reads
@@ -244,6 +247,9 @@ struct sdp_tcp_opts {
 	u8 defer_accept;
 	bool quickack_off;
 	bool fastopen_connect;
+	u8 tos;
+	u8 tclass;
+	bool v6only;
 };
 
 /**

@@ -86,7 +86,7 @@ int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 		return -EACCES;
 	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
 	if (ss->ss_family == AF_INET6)
-		rdma_set_afonly(ssk->id, 0);
+		rdma_set_afonly(ssk->id, ssk->tcp.v6only);
 	if (!port || port >= PROT_SOCK || capable(CAP_NET_BIND_SERVICE)) {
 		err = rdma_bind_addr(ssk->id, (struct sockaddr *)ss);
 	} else {

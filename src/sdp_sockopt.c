@@ -24,10 +24,17 @@
  *                              dead-peer detection (sdp_keepalive.c);
  *   TCP_QUICKACK, TCP_DEFER_ACCEPT, TCP_SYNCNT, TCP_FASTOPEN,
  *   TCP_FASTOPEN_CONNECT       checked and kept, no effect on SDP.
- * Other SOL_TCP names fail with ENOPROTOOPT.  All values are under
+ * And of the IP levels (sdp_setsockopt_ip()):
+ *   IP_TOS, IPV6_TCLASS        the traffic class of the next connect
+ *                              (rdma_set_service_type());
+ *   IPV6_V6ONLY                before bind(): a listener on :: takes
+ *                              IPv6 peers only (rdma_set_afonly()).
+ * Other SOL_TCP, SOL_IP and SOL_IPV6 names fail with ENOPROTOOPT.  All values are under
  * lock_sock(); an accepted socket inherits its listener's.
  */
+#include <linux/in6.h>
 #include <linux/tcp.h>
+#include <net/inet_ecn.h>
 #include <net/tcp.h>
 
 #include "sdp.h"
@@ -141,6 +148,53 @@ static int sdp_setsockopt_tx(struct sdp_sock *ssk, int optname, int val)
 	return 0;
 }
 
+/*
+ * IP_TOS, IPV6_TCLASS and IPV6_V6ONLY, with the argument checks and
+ * errors of TCP on IPv4 and IPv6: IP_TOS takes an int or a char, and a
+ * stream socket's ECN bits are not the program's to set; IPV6_TCLASS
+ * takes -1 (the default, 0) to 255; IPV6_V6ONLY only before the socket
+ * has a port.  The traffic class goes to the CM when the socket
+ * connects; set later, it is kept and read back and the connection
+ * keeps the class it was made with.
+ */
+static int sdp_setsockopt_ip(struct sdp_sock *ssk, int level, int optname,
+			     sockptr_t optval, unsigned int optlen)
+{
+	int val = 0, err = 0;
+	u8 c;
+
+	if (level == SOL_IP && optname != IP_TOS)
+		return -ENOPROTOOPT;
+	if (level == SOL_IPV6 && optname != IPV6_TCLASS &&
+	    optname != IPV6_V6ONLY)
+		return -ENOPROTOOPT;
+	if (optlen >= sizeof(int)) {
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+	} else if (level == SOL_IPV6) {
+		return -EINVAL;
+	} else if (optlen) {
+		if (copy_from_sockptr(&c, optval, sizeof(c)))
+			return -EFAULT;
+		val = c;
+	}
+	lock_sock(&ssk->sk);
+	if (optname == IP_TOS && level == SOL_IP) {
+		ssk->tcp.tos = val & ~INET_ECN_MASK;
+	} else if (optname == IPV6_V6ONLY) {
+		if (test_bit(SDP_O_BOUND, &ssk->opts))
+			err = -EINVAL;
+		else
+			ssk->tcp.v6only = val;
+	} else if (val < -1 || val > 0xff) {
+		err = -EINVAL;
+	} else {
+		ssk->tcp.tclass = val == -1 ? 0 : val & ~INET_ECN_MASK;
+	}
+	release_sock(&ssk->sk);
+	return err;
+}
+
 int sdp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen)
 {
@@ -151,6 +205,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 
 	if (level == SOL_SOCKET)
 		return sdp_msgzc_setsockopt(sock, optname, optval, optlen);
+	if (level == SOL_IP || level == SOL_IPV6)
+		return sdp_setsockopt_ip(ssk, level, optname, optval, optlen);
 	if (level != SOL_TCP && level != SOL_SDP)
 		return -ENOPROTOOPT;
 	if (level == SOL_TCP && optname == TCP_CONGESTION)
@@ -351,6 +407,31 @@ static int sdp_getsockopt_int(struct sdp_sock *ssk, int optname, int *val)
 	return 0;
 }
 
+/*
+ * IP_TOS, IPV6_TCLASS, IPV6_V6ONLY read back as on TCP: IP_TOS as one
+ * byte to a caller with room for less than an int.
+ */
+static int sdp_getsockopt_ip(struct sdp_sock *ssk, int level, int optname,
+			     char __user *optval, int __user *optlen, int len)
+{
+	int val;
+	u8 c;
+
+	if (level == SOL_IP && optname == IP_TOS)
+		val = READ_ONCE(ssk->tcp.tos);
+	else if (level == SOL_IPV6 && optname == IPV6_TCLASS)
+		val = READ_ONCE(ssk->tcp.tclass);
+	else if (level == SOL_IPV6 && optname == IPV6_V6ONLY)
+		val = READ_ONCE(ssk->tcp.v6only);
+	else
+		return -ENOPROTOOPT;
+	if (level == SOL_IP && len > 0 && len < (int)sizeof(int)) {
+		c = val;
+		return sdp_put_opt(optval, optlen, &c, sizeof(c), len);
+	}
+	return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
+}
+
 int sdp_getsockopt(struct socket *sock, int level, int optname,
 		   char __user *optval, int __user *optlen)
 {
@@ -358,12 +439,16 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 	struct tcp_info info;
 	int val, len, err;
 
-	if (level != SOL_TCP && level != SOL_SDP)
+	if (level != SOL_TCP && level != SOL_SDP && level != SOL_IP &&
+	    level != SOL_IPV6)
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
+	if (level == SOL_IP || level == SOL_IPV6)
+		return sdp_getsockopt_ip(ssk, level, optname, optval, optlen,
+					 len);
 	if (level == SOL_SDP)
 		return sdp_getsockopt_sdp(ssk, optname, optval, optlen, len);
 

@@ -1086,6 +1086,121 @@ static void test_ipv6_dual_stack(void)
 }
 
 /*
+ * IP_TOS, as a program on IPv4 sets it (OpenSSH, iperf3 -S): 0 on a new
+ * socket; the ECN bits of a value set do not stick; a one-byte value is
+ * taken and, to a caller with one byte of room, given; an accepted
+ * socket has its listener's; a connection is made with it and carries
+ * data.
+ */
+static void test_ip_tos(void)
+{
+	struct sockaddr_storage a;
+	socklen_t len = 1;
+	unsigned char b = 0x28;
+	int l, c, s;
+	char ch;
+
+	c = CHECK_OK(test_socket(0));
+	CHECK(sockopt_get(c, SOL_IP, IP_TOS) == 0, "IP_TOS %d on a new socket",
+	      sockopt_get(c, SOL_IP, IP_TOS));
+	sockopt_set(c, SOL_IP, IP_TOS, 0x13);
+	CHECK(sockopt_get(c, SOL_IP, IP_TOS) == 0x10,
+	      "IP_TOS %#x after 0x13, expected 0x10 (no ECN bits)",
+	      sockopt_get(c, SOL_IP, IP_TOS));
+	CHECK_OK(setsockopt(c, SOL_IP, IP_TOS, &b, 1));
+	b = 0;
+	CHECK_OK(getsockopt(c, SOL_IP, IP_TOS, &b, &len));
+	CHECK(len == 1 && b == 0x28, "IP_TOS %#x in %u bytes, expected 0x28 in 1",
+	      b, len);
+
+	l = net_listener(&a, 1, 0);
+	sockopt_set(l, SOL_IP, IP_TOS, 0x20);
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof(a)));
+	s = net_accept(l, WAIT_MS);
+	CHECK(sockopt_get(s, SOL_IP, IP_TOS) == 0x20,
+	      "IP_TOS %#x on the accepted socket, its listener's is 0x20",
+	      sockopt_get(s, SOL_IP, IP_TOS));
+	CHECK(sockopt_get(c, SOL_IP, IP_TOS) == 0x28, "IP_TOS %#x after connect",
+	      sockopt_get(c, SOL_IP, IP_TOS));
+	CHECK(write_all(c, "t", 1) == 1 && read_all(s, &ch, 1) == 1 &&
+	      ch == 't', "no data with IP_TOS set");
+	close(s);
+	close(c);
+	close(l);
+}
+
+/*
+ * IPV6_TCLASS and IPV6_V6ONLY on a socket for IPv6 addresses, as servers
+ * listening on :: set them: IPV6_V6ONLY starts as net.ipv6.bindv6only
+ * and IPV6_TCLASS as 0; IPV6_TCLASS takes -1 (0) to 255 without its ECN
+ * bits, else EINVAL.  An IPv6-only listener on :: takes no IPv4 client
+ * (ECONNREFUSED), IPV6_V6ONLY cannot change once bound (EINVAL), and an
+ * IPv6-only socket can neither bind to nor connect to a v4-mapped
+ * address (EINVAL, ENETUNREACH).
+ */
+static void test_ipv6_v6only_tclass(void)
+{
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6,
+				    .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_storage la, ta;
+	struct sockaddr_in *t4 = (struct sockaddr_in *)&ta;
+	struct sockaddr_in6 m6 = { .sin6_family = AF_INET6 };
+	int l, c, v = 256;
+
+	if (access("/proc/sys/net/ipv6", F_OK))
+		tap_skip("no IPv6 in this kernel");
+	test_sockaddr(&ta, 0);
+	if (ta.ss_family != AF_INET)
+		tap_skip("SDP_TEST_ADDR is not an IPv4 address");
+
+	l = CHECK_OK(test_socket_af(AF_INET6, 0));
+	CHECK(sockopt_get(l, SOL_IPV6, IPV6_V6ONLY) ==
+	      (int)read_ull("/proc/sys/net/ipv6/bindv6only"),
+	      "IPV6_V6ONLY %d on a new socket", sockopt_get(l, SOL_IPV6,
+							      IPV6_V6ONLY));
+	CHECK(sockopt_get(l, SOL_IPV6, IPV6_TCLASS) == 0, "IPV6_TCLASS %d",
+	      sockopt_get(l, SOL_IPV6, IPV6_TCLASS));
+	sockopt_set(l, SOL_IPV6, IPV6_TCLASS, 0x41);
+	CHECK(sockopt_get(l, SOL_IPV6, IPV6_TCLASS) == 0x40,
+	      "IPV6_TCLASS %#x after 0x41", sockopt_get(l, SOL_IPV6,
+							IPV6_TCLASS));
+	sockopt_set(l, SOL_IPV6, IPV6_TCLASS, -1);
+	CHECK(sockopt_get(l, SOL_IPV6, IPV6_TCLASS) == 0,
+	      "IPV6_TCLASS %d after -1", sockopt_get(l, SOL_IPV6, IPV6_TCLASS));
+	CHECK_ERRNO(setsockopt(l, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)),
+		    EINVAL);
+
+	sockopt_set(l, SOL_IPV6, IPV6_V6ONLY, 1);
+	CHECK(sockopt_get(l, SOL_IPV6, IPV6_V6ONLY) == 1, "IPV6_V6ONLY %d",
+	      sockopt_get(l, SOL_IPV6, IPV6_V6ONLY));
+	CHECK_OK(bind(l, (struct sockaddr *)&any, sizeof(any)));
+	CHECK_OK(listen(l, 4));
+	v = 0;
+	CHECK_ERRNO(setsockopt(l, SOL_IPV6, IPV6_V6ONLY, &v, sizeof(v)),
+		    EINVAL);
+	local_addr(l, &la);
+	sockaddr_set_port(&ta, sockaddr_port(&la));
+	c = CHECK_OK(test_socket_af(AF_INET, 0));
+	CHECK_ERRNO(connect(c, (struct sockaddr *)&ta, sizeof(*t4)),
+		    ECONNREFUSED);
+	close(c);
+
+	/* v4-mapped addresses on an IPv6-only socket. */
+	m6.sin6_addr.s6_addr[10] = 0xff;
+	m6.sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&m6.sin6_addr.s6_addr[12], &t4->sin_addr, 4);
+	m6.sin6_port = t4->sin_port;
+	c = CHECK_OK(test_socket_af(AF_INET6, 0));
+	sockopt_set(c, SOL_IPV6, IPV6_V6ONLY, 1);
+	CHECK_ERRNO(connect(c, (struct sockaddr *)&m6, sizeof(m6)),
+		    ENETUNREACH);
+	m6.sin6_port = 0;
+	CHECK_ERRNO(bind(c, (struct sockaddr *)&m6, sizeof(m6)), EINVAL);
+	close(c);
+	close(l);
+}
+
+/*
  * OFED compatibility: a sockaddr_in whose sin_family is AF_INET_SDP is
  * taken as AF_INET by bind() and connect(), and reported as AF_INET.
  */
@@ -3400,6 +3515,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_reset_after_eof),
 	TAP_TEST(test_listen_backlog),
 	TAP_TEST(test_ipv6_dual_stack),
+	TAP_TEST(test_ip_tos),
+	TAP_TEST(test_ipv6_v6only_tclass),
 	TAP_TEST(test_sdp_family_in_sockaddr),
 	TAP_TEST(test_privileged_port),
 	/* Data */
