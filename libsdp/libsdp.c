@@ -70,7 +70,7 @@
  *   TCP; the failure is logged once and not retried for MODULE_RETRY_MS.
  *   A rules file with an error disables the library (and says where the
  *   error is).  Options that SDP does not implement (ENOPROTOOPT for
- *   TCP_LINGER2, IP_TTL, ...) are accepted and remembered on SDP
+ *   TCP_WINDOW_CLAMP, IP_TTL, ...) are accepted and remembered on SDP
  *   sockets, since they only tune TCP; getsockopt(TCP_INFO) returns a
  *   zeroed tcp_info with the state filled in.  Errno is preserved across
  *   the library's own calls.

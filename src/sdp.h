@@ -227,6 +227,9 @@ enum {
  * @defer_accept: TCP_DEFER_ACCEPT, kept as TCP keeps it (retransmits)
  * @quickack_off: TCP_QUICKACK was set to 0
  * @fastopen_connect: TCP_FASTOPEN_CONNECT
+ * @linger2: TCP_LINGER2, jiffies: how long the socket, closed, waits for
+ *	its peer before it is aborted (0: net.sdp.fin_timeout; -1: closed
+ *	in FIN_WAIT2, at once)
  * @tos: IP_TOS, the type of service of a connection to an IPv4 address
  * @tclass: IPV6_TCLASS, the same to an IPv6 one
  * @v6only: IPV6_V6ONLY (from net.ipv6.bindv6only)
@@ -244,6 +247,7 @@ struct sdp_tcp_opts {
 	int syncnt;
 	int fastopen;
 	u32 notsent_lowat;
+	int linger2;
 	u8 defer_accept;
 	bool quickack_off;
 	bool fastopen_connect;

@@ -21,6 +21,7 @@
  *  FIN_WAIT1/2
  *  CLOSING,      close with unread data      CLOSE; abort (AbortOnClose)
  *  LAST_ACK
+ *  FIN_WAIT2     close with TCP_LINGER2 < 0  CLOSE; abort (AbortOnClose)
  *  SYN_SENT,     close                       CLOSE; abort (no counter)
  *  SYN_RECV
  *  LISTEN        close                       CLOSE; every child not yet
@@ -42,7 +43,8 @@
  *                (sdp_close_cm_disconnected) came and ours was posted,
  *                                            else abort
  *                                            (AbortOnCmDisconnect)
- *  orphan        net.sdp.fin_timeout         abort (AbortOnTimeout)
+ *  orphan        net.sdp.fin_timeout, or     abort (AbortOnTimeout)
+ *                TCP_LINGER2
  *                (sdp_timeout_work)
  *  SYN_SENT      connect failed              CLOSE; the error to connect()
  *
@@ -367,6 +369,10 @@ int sdp_release(struct socket *sock)
 		     ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT |
 					     TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2)))) {
 			sdp_abort(ssk, SDP_ABORT_REASON_CLOSE, 0);
+		} else if (sk->sk_state == TCP_FIN_WAIT2 &&
+			   ssk->tcp.linger2 < 0) {
+			/* As TCP with TCP_LINGER2 < 0: no waiting in FIN_WAIT2. */
+			sdp_abort(ssk, SDP_ABORT_REASON_CLOSE, 0);
 		} else {
 			sdp_close_send_disconn(ssk);
 			if (sock_flag(sk, SOCK_LINGER))
@@ -378,9 +384,13 @@ int sdp_release(struct socket *sock)
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 	sock_orphan(sk);
 	if (sk->sk_state != TCP_CLOSE) {
-		/* The peer has net.sdp.fin_timeout to finish its side. */
+		/*
+		 * The peer has net.sdp.fin_timeout, or the socket's
+		 * TCP_LINGER2, to finish its side.
+		 */
 		sock_hold(sk);
 		if (!queue_delayed_work(sdp_wq, &ssk->timeout_work,
+					ssk->tcp.linger2 > 0 ? ssk->tcp.linger2 :
 					sdp_sysctl_fin_timeout(sock_net(sk))))
 			sock_put(sk);
 	}

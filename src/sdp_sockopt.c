@@ -22,6 +22,9 @@
  *                              accepted and has no effect;
  *   TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_USER_TIMEOUT
  *                              dead-peer detection (sdp_keepalive.c);
+ *   TCP_LINGER2                how long a closed socket waits for its
+ *                              peer (net.sdp.fin_timeout's value for
+ *                              it; sdp_close.c);
  *   TCP_QUICKACK, TCP_DEFER_ACCEPT, TCP_SYNCNT, TCP_FASTOPEN,
  *   TCP_FASTOPEN_CONNECT       checked and kept, no effect on SDP.
  * And of the IP levels (sdp_setsockopt_ip()):
@@ -232,6 +235,10 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	case TCP_QUICKACK:
 		t->quickack_off = !val;
 		break;
+	case TCP_LINGER2:	/* as TCP: -1, or up to TCP_FIN_TIMEOUT_MAX */
+		t->linger2 = val < 0 ? -1 :
+			     min_t(long, val, TCP_FIN_TIMEOUT_MAX / HZ) * HZ;
+		break;
 	case TCP_DEFER_ACCEPT:
 		t->defer_accept = sdp_secs_to_retrans(val);
 		break;
@@ -394,6 +401,10 @@ static int sdp_getsockopt_int(struct sdp_sock *ssk, int optname, int *val)
 	case TCP_SYNCNT:
 		*val = t->syncnt ? :
 		       READ_ONCE(net->ipv4.sysctl_tcp_syn_retries);
+		break;
+	case TCP_LINGER2:
+		*val = t->linger2 < 0 ? -1 :
+		       (t->linger2 ? : sdp_sysctl_fin_timeout(net)) / HZ;
 		break;
 	case TCP_FASTOPEN:
 		*val = t->fastopen;

@@ -2277,6 +2277,82 @@ static void test_msg_more(void)
 	close(c);
 }
 
+static bool in_fin_wait2(void *arg)
+{
+	struct test_tcp_info ti;
+
+	CHECK_OK(test_tcp_info(*(int *)arg, &ti));
+	return ti.state == TCP_FIN_WAIT2;
+}
+
+/* No more SDP sockets than @arg (an int). */
+static bool sdp_sockets_at_most(void *arg)
+{
+	int n = proc_net_sdp_count();
+
+	return n >= 0 && n <= *(int *)arg;
+}
+
+/*
+ * TCP_LINGER2, as TCP has it: it reads the namespace's FIN timeout
+ * until set (net.ipv4.tcp_fin_timeout; on SDP net.sdp.fin_timeout, which
+ * it stands for); a value set reads back, clamped to 120 s, any negative
+ * one as -1, 0 as the default again.  On SDP, what it does: a socket
+ * closed in FIN_WAIT2 (its DisConn delivered, the peer's not come) with
+ * TCP_LINGER2 1 is gone within 5 s (AbortOnTimeout), not after
+ * net.sdp.fin_timeout (60 s); with -1, at once (AbortOnClose; 3 s for
+ * the teardown).
+ */
+static void test_tcp_linger2(void)
+{
+	const char *sysctl = test_is_sdp() ? "/proc/sys/net/sdp/fin_timeout" :
+			     "/proc/sys/net/ipv4/tcp_fin_timeout";
+	int def = read_ull(sysctl), c, s, i, left;
+	long long n0, t0;
+
+	c = CHECK_OK(test_socket(0));
+	CHECK(sockopt_get(c, SOL_TCP, TCP_LINGER2) == def,
+	      "TCP_LINGER2 %d on a new socket, %s is %d",
+	      sockopt_get(c, SOL_TCP, TCP_LINGER2), sysctl, def);
+	sockopt_set(c, SOL_TCP, TCP_LINGER2, 5);
+	CHECK(sockopt_get(c, SOL_TCP, TCP_LINGER2) == 5, "TCP_LINGER2 %d after 5",
+	      sockopt_get(c, SOL_TCP, TCP_LINGER2));
+	sockopt_set(c, SOL_TCP, TCP_LINGER2, 1000);
+	CHECK(sockopt_get(c, SOL_TCP, TCP_LINGER2) == 120,
+	      "TCP_LINGER2 %d after 1000", sockopt_get(c, SOL_TCP, TCP_LINGER2));
+	sockopt_set(c, SOL_TCP, TCP_LINGER2, -7);
+	CHECK(sockopt_get(c, SOL_TCP, TCP_LINGER2) == -1,
+	      "TCP_LINGER2 %d after -7", sockopt_get(c, SOL_TCP, TCP_LINGER2));
+	sockopt_set(c, SOL_TCP, TCP_LINGER2, 0);
+	CHECK(sockopt_get(c, SOL_TCP, TCP_LINGER2) == def,
+	      "TCP_LINGER2 %d after 0", sockopt_get(c, SOL_TCP, TCP_LINGER2));
+	close(c);
+	if (!test_is_sdp())
+		return;
+
+	for (i = 0; i < 2; i++) {
+		const char *counter = i ? "AbortOnClose" : "AbortOnTimeout";
+
+		net_pair(&c, &s);
+		left = proc_net_sdp_count() - 1;
+		sockopt_set(c, SOL_TCP, TCP_LINGER2, i ? -1 : 1);
+		CHECK_OK(shutdown(c, SHUT_WR));
+		CHECK(wait_until(in_fin_wait2, &c, WAIT_MS),
+		      "not in FIN_WAIT2 after shutdown()");
+		n0 = sdp_stat(counter);
+		t0 = now_ms();
+		close(c);
+		CHECK(wait_until(sdp_sockets_at_most, &left, i ? 3000 : 5000),
+		      "the closed socket in FIN_WAIT2 with TCP_LINGER2 %d is still there after %lld ms",
+		      i ? -1 : 1, now_ms() - t0);
+		CHECK(sdp_stat(counter) == n0 + 1, "%s +%lld", counter,
+		      sdp_stat(counter) - n0);
+		tap_diag("TCP_LINGER2 %d: gone after %lld ms", i ? -1 : 1,
+			 now_ms() - t0);
+		close(s);
+	}
+}
+
 /* SO_KEEPALIVE: off by default, settable both ways, connection unharmed. */
 static void test_so_keepalive(void)
 {
@@ -3542,6 +3618,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_small_writes_coalesced),
 	TAP_TEST(test_msg_more),
 	TAP_TEST(test_so_keepalive),
+	TAP_TEST(test_tcp_linger2),
 	TAP_TEST(test_poll_readiness),
 	TAP_TEST(test_epoll_edge_triggered),
 	TAP_TEST(test_epoll_rdhup),
