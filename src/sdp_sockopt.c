@@ -32,8 +32,9 @@
  *                              (rdma_set_service_type());
  *   IPV6_V6ONLY                before bind(): a listener on :: takes
  *                              IPv6 peers only (rdma_set_afonly()).
- * Other SOL_TCP, SOL_IP and SOL_IPV6 names fail with ENOPROTOOPT.  All values are under
- * lock_sock(); an accepted socket inherits its listener's.
+ * Other SOL_TCP, SOL_IP and SOL_IPV6 names fail with ENOPROTOOPT.  All
+ * values are under lock_sock(); an accepted socket inherits its
+ * listener's.
  */
 #include <linux/in6.h>
 #include <linux/tcp.h>
@@ -420,7 +421,9 @@ static int sdp_getsockopt_int(struct sdp_sock *ssk, int optname, int *val)
 
 /*
  * IP_TOS, IPV6_TCLASS, IPV6_V6ONLY read back as on TCP: IP_TOS as one
- * byte to a caller with room for less than an int.
+ * byte to a caller with room for less than an int.  The checks come in
+ * TCP's order: at SOL_IP a negative length before the name, at SOL_IPV6
+ * the name first.
  */
 static int sdp_getsockopt_ip(struct sdp_sock *ssk, int level, int optname,
 			     char __user *optval, int __user *optlen, int len)
@@ -428,6 +431,8 @@ static int sdp_getsockopt_ip(struct sdp_sock *ssk, int level, int optname,
 	int val;
 	u8 c;
 
+	if (level == SOL_IP && len < 0)
+		return -EINVAL;
 	if (level == SOL_IP && optname == IP_TOS)
 		val = READ_ONCE(ssk->tcp.tos);
 	else if (level == SOL_IPV6 && optname == IPV6_TCLASS)
@@ -436,6 +441,8 @@ static int sdp_getsockopt_ip(struct sdp_sock *ssk, int level, int optname,
 		val = READ_ONCE(ssk->tcp.v6only);
 	else
 		return -ENOPROTOOPT;
+	if (len < 0)
+		return -EINVAL;
 	if (level == SOL_IP && len > 0 && len < (int)sizeof(int)) {
 		c = val;
 		return sdp_put_opt(optval, optlen, &c, sizeof(c), len);
@@ -455,11 +462,11 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
-	if (len < 0)
-		return -EINVAL;
 	if (level == SOL_IP || level == SOL_IPV6)
 		return sdp_getsockopt_ip(ssk, level, optname, optval, optlen,
 					 len);
+	if (len < 0)
+		return -EINVAL;
 	if (level == SOL_SDP)
 		return sdp_getsockopt_sdp(ssk, optname, optval, optlen, len);
 

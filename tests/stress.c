@@ -1525,7 +1525,7 @@ static bool sdp_tcp_name(int name, bool set)
 	case TCP_NOTSENT_LOWAT: case TCP_CONGESTION: case TCP_QUICKACK:
 	case TCP_DEFER_ACCEPT: case TCP_KEEPIDLE: case TCP_KEEPINTVL:
 	case TCP_KEEPCNT: case TCP_USER_TIMEOUT: case TCP_SYNCNT:
-	case TCP_FASTOPEN: case TCP_FASTOPEN_CONNECT:
+	case TCP_FASTOPEN: case TCP_FASTOPEN_CONNECT: case TCP_LINGER2:
 		return true;
 	case TCP_INFO:
 		return !set;
@@ -1691,8 +1691,8 @@ static void op_sockopt(struct worker *w)
 	/*
 	 * SDP's own levels (sdp.rst, Socket options): at SOL_TCP the names
 	 * of sdp_tcp_name(), SOL_SDP SDP_ZCOPY_THRESH (negative: EINVAL)
-	 * and SDP_INFO (read only); other names ENOPROTOOPT; other levels
-	 * ENOPROTOOPT.  With an int-sized length and good pointers the
+	 * and SDP_INFO (read only), SOL_IP IP_TOS, SOL_IPV6 IPV6_V6ONLY and
+	 * IPV6_TCLASS; other names ENOPROTOOPT; other levels ENOPROTOOPT.  With an int-sized length and good pointers the
 	 * answer is exact for TCP_NODELAY, TCP_CORK and SOL_SDP; the other
 	 * TCP names check their values as TCP does (sdp.rst), so a random
 	 * value may be refused: EINVAL (out of range, or TCP_FASTOPEN_CONNECT
@@ -1702,7 +1702,11 @@ static void op_sockopt(struct worker *w)
 	 * copy (EFAULT) or the name check first.
 	 */
 	known = level == SOL_TCP ? sdp_tcp_name(name, set) :
-		(name == SDP_ZCOPY_THRESH || (!set && name == SDP_INFO));
+		level == SOL_SDP ? (name == SDP_ZCOPY_THRESH ||
+				    (!set && name == SDP_INFO)) :
+		level == SOL_IP ? name == IP_TOS :
+		level == SOL_IPV6 && (name == IPV6_V6ONLY ||
+				      name == IPV6_TCLASS);
 	if (level == SOL_TCP && known && name != TCP_NODELAY &&
 	    name != TCP_CORK) {
 		if (r < 0 && err != EBADF && err != EINVAL && err != ENOENT &&
@@ -1715,11 +1719,29 @@ static void op_sockopt(struct worker *w)
 		return;
 	}
 	exact = !badptr && given == sizeof(int);
+	/*
+	 * The IP levels: IP_TOS, IPV6_V6ONLY and IPV6_TCLASS as on TCP (a
+	 * value or length may be refused: EINVAL; IPV6_V6ONLY once bound),
+	 * other names ENOPROTOOPT, but at SOL_IP a negative length is
+	 * EINVAL first, as TCP's do_ip_getsockopt() has it.
+	 */
 	if (level != SOL_TCP && level != SOL_SDP) {
-		if (r == 0 || (err != ENOPROTOOPT && err != EBADF &&
-			       !(badptr && err == EFAULT)))
+		if (known) {
+			if (r < 0 && err != EBADF && err != EINVAL &&
+			    !(badptr && err == EFAULT))
+				failf(w, "%s on fd %d failed with %s", w->desc,
+				      fd, errname(err));
+			else if (r == 0 && !set && (int)given >= 0 &&
+				 len > given)
+				failf(w, "%s on fd %d returned length %u",
+				      w->desc, fd, len);
+		} else if (r == 0 || (err != ENOPROTOOPT && err != EBADF &&
+				      !(badptr && err == EFAULT) &&
+				      !(level == SOL_IP && !set &&
+					(int)given < 0 && err == EINVAL))) {
 			failf(w, "%s on fd %d: %s, not ENOPROTOOPT", w->desc,
 			      fd, r ? errname(err) : "succeeded");
+		}
 		return;
 	}
 	if (r < 0) {
