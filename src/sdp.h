@@ -227,6 +227,7 @@ enum {
  * @defer_accept: TCP_DEFER_ACCEPT, kept as TCP keeps it (retransmits)
  * @quickack_off: TCP_QUICKACK was set to 0
  * @fastopen_connect: TCP_FASTOPEN_CONNECT
+ * @inq: TCP_INQ: each receive gives the bytes left to read (TCP_CM_INQ)
  * @linger2: TCP_LINGER2, jiffies: how long the socket, closed, waits for
  *	its peer before it is aborted (0: net.sdp.fin_timeout; -1: closed
  *	in FIN_WAIT2, at once)
@@ -251,6 +252,7 @@ struct sdp_tcp_opts {
 	u8 defer_accept;
 	bool quickack_off;
 	bool fastopen_connect;
+	bool inq;
 	u8 tos;
 	u8 tclass;
 	bool v6only;

@@ -22,6 +22,8 @@
  *                              accepted and has no effect;
  *   TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_USER_TIMEOUT
  *                              dead-peer detection (sdp_keepalive.c);
+ *   TCP_INQ                    receives carry the bytes left to read
+ *                              (sdp_recvmsg());
  *   TCP_LINGER2                how long a closed socket waits for its
  *                              peer (net.sdp.fin_timeout's value for
  *                              it; sdp_close.c);
@@ -236,6 +238,12 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	case TCP_QUICKACK:
 		t->quickack_off = !val;
 		break;
+	case TCP_INQ:
+		if (val < 0 || val > 1)
+			err = -EINVAL;
+		else
+			t->inq = val;
+		break;
 	case TCP_LINGER2:	/* as TCP: -1, or up to TCP_FIN_TIMEOUT_MAX */
 		t->linger2 = val < 0 ? -1 :
 			     min_t(long, val, TCP_FIN_TIMEOUT_MAX / HZ) * HZ;
@@ -402,6 +410,9 @@ static int sdp_getsockopt_int(struct sdp_sock *ssk, int optname, int *val)
 	case TCP_SYNCNT:
 		*val = t->syncnt ? :
 		       READ_ONCE(net->ipv4.sysctl_tcp_syn_retries);
+		break;
+	case TCP_INQ:
+		*val = t->inq;
 		break;
 	case TCP_LINGER2:
 		*val = t->linger2 < 0 ? -1 :

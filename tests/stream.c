@@ -2277,6 +2277,80 @@ static void test_msg_more(void)
 	close(c);
 }
 
+/* SIOCINQ of @arg[0] at @arg[1] at least (wait_until()). */
+static bool inq_at_least(void *arg)
+{
+	const int *a = arg;
+
+	return inq(a[0]) >= a[1];
+}
+
+/*
+ * recvmsg() of up to @len bytes into @buf; returns its result and sets
+ * *@hint to the TCP_CM_INQ control message's value, or -1 if none came.
+ */
+static ssize_t recv_inq(int fd, char *buf, size_t len, int *hint)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(fd, &m, 0);
+
+	*hint = -1;
+	for (cm = CMSG_FIRSTHDR(&m); n >= 0 && cm; cm = CMSG_NXTHDR(&m, cm))
+		if (cm->cmsg_level == SOL_TCP && cm->cmsg_type == TCP_CM_INQ)
+			memcpy(hint, CMSG_DATA(cm), sizeof(*hint));
+	return n;
+}
+
+/*
+ * TCP_INQ, as gRPC uses it: 0 on a new socket, 0 or 1 (else EINVAL);
+ * with it, every receive carries TCP_CM_INQ, the bytes left to read: 70
+ * after 30 of 100, 0 after the rest, 1 at the end of the stream (read
+ * on); without it, none.
+ */
+static void test_tcp_inq(void)
+{
+	int c, s, hint, v = 2, wait[2];
+	char buf[100];
+
+	net_pair(&c, &s);
+	CHECK(sockopt_get(s, SOL_TCP, TCP_INQ) == 0, "TCP_INQ %d on a new socket",
+	      sockopt_get(s, SOL_TCP, TCP_INQ));
+	CHECK_ERRNO(setsockopt(s, SOL_TCP, TCP_INQ, &v, sizeof(v)), EINVAL);
+	send_pattern(c, 10, 21, 0);
+	wait[0] = s;
+	wait[1] = 10;
+	CHECK(wait_until(inq_at_least, wait, WAIT_MS), "10 bytes not there");
+	CHECK(recv_inq(s, buf, 5, &hint) == 5 && hint == -1,
+	      "a TCP_CM_INQ of %d without TCP_INQ", hint);
+	CHECK(recv_inq(s, buf, 5, &hint) == 5, "recv: %s", strerror(errno));
+
+	sockopt_set(s, SOL_TCP, TCP_INQ, 1);
+	CHECK(sockopt_get(s, SOL_TCP, TCP_INQ) == 1, "TCP_INQ %d after 1",
+	      sockopt_get(s, SOL_TCP, TCP_INQ));
+	send_pattern(c, 100, 21, 10);
+	wait[1] = 100;
+	CHECK(wait_until(inq_at_least, wait, WAIT_MS), "100 bytes not there");
+	CHECK(recv_inq(s, buf, 30, &hint) == 30 && hint == 70,
+	      "30 of 100 bytes read, TCP_CM_INQ %d, expected 70", hint);
+	CHECK(pattern_check(buf, 30, 21, 10) < 0, "wrong data");
+	CHECK(read_all(s, buf, 70) == 70 && pattern_check(buf, 70, 21, 40) < 0,
+	      "the other 70 bytes");
+	CHECK_OK(shutdown(c, SHUT_WR));
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of stream");
+	CHECK(recv_inq(s, buf, 10, &hint) == 0 && hint == 1,
+	      "at the end of the stream: TCP_CM_INQ %d, expected 1", hint);
+	close(s);
+	close(c);
+}
+
 static bool in_fin_wait2(void *arg)
 {
 	struct test_tcp_info ti;
@@ -3619,6 +3693,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_msg_more),
 	TAP_TEST(test_so_keepalive),
 	TAP_TEST(test_tcp_linger2),
+	TAP_TEST(test_tcp_inq),
 	TAP_TEST(test_poll_readiness),
 	TAP_TEST(test_epoll_edge_triggered),
 	TAP_TEST(test_epoll_rdhup),

@@ -1526,6 +1526,7 @@ static bool sdp_tcp_name(int name, bool set)
 	case TCP_DEFER_ACCEPT: case TCP_KEEPIDLE: case TCP_KEEPINTVL:
 	case TCP_KEEPCNT: case TCP_USER_TIMEOUT: case TCP_SYNCNT:
 	case TCP_FASTOPEN: case TCP_FASTOPEN_CONNECT: case TCP_LINGER2:
+	case TCP_INQ:
 		return true;
 	case TCP_INFO:
 		return !set;
