@@ -633,20 +633,21 @@ static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		       int flags)
 {
 	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
 	int ret;
 
 	if (flags & MSG_ERRQUEUE)
 		return sdp_msgzc_recv(sk, msg, len);
 	lock_sock(sk);
 	ret = sdp_recvmsg_locked(sk, msg, len, flags);
-	if (ret >= 0 && sdp_sk(sk)->tcp.inq) {
+	if (ret >= 0 && ssk->tcp.inq) {
 		/*
 		 * TCP_INQ, as TCP's: the bytes left to read, 1 once none
 		 * are and the peer's end of stream came (read on).
 		 */
-		int inq = READ_ONCE(sdp_sk(sk)->rx_bytes);
+		int inq = READ_ONCE(ssk->rx_bytes);
 
-		if (!inq && test_bit(SDP_F_DISCONN_RCVD, &sdp_sk(sk)->flags))
+		if (!inq && test_bit(SDP_F_DISCONN_RCVD, &ssk->flags))
 			inq = 1;
 		put_cmsg(msg, SOL_TCP, TCP_CM_INQ, sizeof(inq), &inq);
 	}

@@ -132,7 +132,7 @@ void sdp_msgzc_end(struct sock *sk, struct sk_buff *skb, int sent,
 	if (!skb)
 		return;
 	if (sent <= 0) {
-		kfree_skb(skb);
+		consume_skb(skb);	/* no bytes, no id: not a drop */
 		return;
 	}
 	id = (u32)atomic_inc_return(&sk->sk_zckey) - 1;
