@@ -578,9 +578,13 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	case SIOCOUTQ:
 		if (sk->sk_state == TCP_LISTEN)
 			return -EINVAL;
-		/* Buffered bytes, and those of our advertisement not yet read */
+		/*
+		 * Buffered bytes, those of our advertisement not yet read,
+		 * and those of a MSG_ZEROCOPY send not yet in either
+		 */
 		spin_lock_bh(&ssk->lock);
-		answ = ssk->tx_bytes + ssk->zc_tx.len - ssk->zc_tx.acked;
+		answ = ssk->tx_bytes + ssk->zc_tx.len - ssk->zc_tx.acked +
+		       sdp_zc_unsent(ssk);
 		spin_unlock_bh(&ssk->lock);
 		break;
 	case SIOCATMARK:
@@ -620,7 +624,7 @@ static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto out;
 	lock_sock(sk);
 	zc_bytes = sdp_zcopy_tx_bytes(ssk);
-	ret = sdp_sendmsg_locked(sk, msg, len);
+	ret = sdp_sendmsg_locked(sk, msg, len, &zc_note);
 	zc_bytes = sdp_zcopy_tx_bytes(ssk) - zc_bytes;
 	release_sock(sk);
 	sdp_msgzc_end(sk, zc_note, ret, ret > 0 && zc_bytes < (u64)ret);

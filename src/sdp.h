@@ -197,6 +197,7 @@ enum {
 	SDP_ZT_INV_ERR,		/* ... but failed or was flushed */
 	SDP_ZT_RINV,		/* the peer invalidated our advertised key */
 	SDP_ZT_SQ_WAIT,		/* a registration waits for sdp_zc_sq_acked() */
+	SDP_ZT_ASYNC_FILL,	/* sdp_sock::zc_async waits for send ring room */
 };
 
 /* struct sdp_zc_rx::flags (SDP_ZR_*): the peer's; sdp_sock::lock */
@@ -309,6 +310,9 @@ struct sdp_zc_rx {
 	u32 rd_pages;
 };
 
+/* A nonblocking MSG_ZEROCOPY send still in progress (sdp_zcopy.c). */
+struct sdp_zc_async;
+
 /**
  * struct sdp_zc_pages - user pages pinned for one zero-copy transfer
  * @pages: the pinned pages
@@ -317,6 +321,7 @@ struct sdp_zc_rx {
  * @dev: device the scatterlist is DMA-mapped for, or NULL (unmapped)
  * @nents: mapped entries
  * @dir: DMA direction
+ * @mm: whose pinned_vm they are charged to
  */
 struct sdp_zc_pages {
 	struct page **pages;
@@ -325,6 +330,7 @@ struct sdp_zc_pages {
 	struct ib_device *dev;
 	int nents;
 	enum dma_data_direction dir;
+	struct mm_struct *mm;
 };
 
 /**
@@ -446,6 +452,10 @@ struct sdp_ka {
  * @zc_rx: the peer's advertisement (receive side)
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
  *	until it drops to 0 (sdp_work() waits for it); under @lock
+ * @zc_async: a nonblocking MSG_ZEROCOPY send that returned before its
+ *	advertisement ended (sdp_zcopy.c), or NULL; no other data goes
+ *	while it is there.  Set and cleared under lock_sock() and @lock;
+ *	its contents under lock_sock() (sdp_work())
  * @mem_pages: pages of buffers charged to the namespace (sdp_mem.c);
  *	under lock_sock()
  * @ka: keepalive and persist probes (sdp_keepalive.c); its timer is
@@ -526,6 +536,7 @@ struct sdp_sock {
 	struct sdp_zc_tx zc_tx;
 	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;
+	struct sdp_zc_async *zc_async;
 	long mem_pages;
 	struct sdp_ka ka;
 	struct sdp_sock_stats stats;
@@ -706,6 +717,9 @@ bool sdp_tx_slot_has_buf(const struct sdp_sock *ssk);
 unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
+bool sdp_tx_room(const struct sdp_sock *ssk);
+ssize_t sdp_tx_fill(struct sdp_sock *ssk, struct iov_iter *from, size_t max,
+		    bool keep);
 void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n);
 
 /* sdp_sockopt.c */
@@ -713,7 +727,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen);
 int sdp_getsockopt(struct socket *sock, int level, int optname,
 		   char __user *optval, int __user *optlen);
-int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len);
+int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
+		       struct sk_buff **zc_note);
 void sdp_tx_flush(struct sdp_sock *ssk);
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
 void sdp_tx_try_control(struct sdp_sock *ssk);
@@ -741,6 +756,9 @@ int sdp_msgzc_setsockopt(struct socket *sock, int optname, sockptr_t optval,
 int sdp_msgzc_start(struct sock *sk, struct msghdr *msg, struct sk_buff **skb);
 void sdp_msgzc_end(struct sock *sk, struct sk_buff *skb, int sent,
 		   bool copied);
+u32 sdp_msgzc_id(struct sock *sk);
+void sdp_msgzc_queue(struct sock *sk, struct sk_buff *skb, u32 id,
+		     bool copied);
 int sdp_msgzc_recv(struct sock *sk, struct msghdr *msg, size_t len);
 
 /* sdp_zcopy.c */
@@ -750,6 +768,10 @@ int sdp_msgzc_recv(struct sock *sk, struct msghdr *msg, size_t len);
 bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo);
 size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 		   bool *fallback, int *err);
+size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
+			 struct sk_buff **note);
+unsigned long sdp_zc_async_run(struct sdp_sock *ssk);
+u32 sdp_zc_unsent(struct sdp_sock *ssk);
 int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		size_t len, int flags);
 void sdp_zc_init(struct sdp_sock *ssk);

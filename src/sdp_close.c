@@ -437,9 +437,12 @@ void sdp_work(struct work_struct *work)
 	struct rdma_cm_id *id = NULL;
 	struct sock *parent = NULL;
 	bool disconnect, destroy, qp, held;
-	unsigned long again = 0;
+	unsigned long again, zc_again;
 
 	lock_sock(sk);
+	/* A nonblocking MSG_ZEROCOPY send in progress; may end it. */
+	zc_again = sdp_zc_async_run(ssk);
+	again = 0;
 	/*
 	 * A passive socket aborted before it reached the accept queue will
 	 * never be accepted: give its backlog slot back and close it.
@@ -494,6 +497,8 @@ void sdp_work(struct work_struct *work)
 		if (rx_again && (!again || rx_again < again))
 			again = rx_again;
 	}
+	if (zc_again && (!again || zc_again < again))
+		again = zc_again;
 	if (again)
 		sdp_queue_work_delayed(ssk, again);
 	release_sock(sk);

@@ -9,13 +9,16 @@
  *
  * Every send() with MSG_ZEROCOPY on a socket with SO_ZEROCOPY that takes
  * at least one byte gets the socket's next notification id (sk_zckey,
- * from 0, as on TCP).  By the time such a send() returns, SDP no longer
- * uses the caller's pages: what went buffered was copied, and a
- * zero-copy send (SrcAvail, sdp_zcopy.c: a blocking send of
- * net.sdp.zcopy_thresh bytes or more) returned only once the peer had
- * read them.  So its notification is queued before send() returns:
- * ee_code SO_EE_CODE_ZEROCOPY_COPIED if any of its bytes were copied, 0
- * if the peer read them all from the caller's pages.  A notification
+ * from 0, as on TCP).  Its notification is queued once SDP no longer
+ * uses the caller's pages: ee_code SO_EE_CODE_ZEROCOPY_COPIED if any of
+ * its bytes were copied, 0 if the peer read them all from the caller's
+ * pages.  For most sends that is before send() returns: what went
+ * buffered was copied, and a blocking zero-copy send (SrcAvail,
+ * sdp_zcopy.c) returns only once the peer has read.  A nonblocking send
+ * whose first segment holds net.sdp.zcopy_thresh bytes or more returns
+ * as soon as it is advertised instead (sdp_zc_send_async()): its
+ * notification comes when the peer has read the pages, or when their
+ * rest has been copied into the send ring.  A notification
  * that follows the last one queued (its id the next, the same code) is
  * merged into it, as TCP merges them: [ee_info, ee_data].  Notifications
  * are charged to the socket's receive buffer (sock_queue_err_skb()); a
@@ -108,6 +111,12 @@ static bool sdp_msgzc_extend(struct sk_buff *tail, u32 id, u8 code)
 	return true;
 }
 
+/* The id of the next MSG_ZEROCOPY send that took bytes. */
+u32 sdp_msgzc_id(struct sock *sk)
+{
+	return (u32)atomic_inc_return(&sk->sk_zckey) - 1;
+}
+
 /**
  * sdp_msgzc_end() - after a send: queue its notification
  * @sk: the socket, tx_mutex held
@@ -121,21 +130,34 @@ static bool sdp_msgzc_extend(struct sk_buff *tail, u32 id, u8 code)
 void sdp_msgzc_end(struct sock *sk, struct sk_buff *skb, int sent,
 		   bool copied)
 {
-	struct sk_buff_head *q = &sk->sk_error_queue;
-	u8 code = copied ? SO_EE_CODE_ZEROCOPY_COPIED : 0;
-	struct sock_exterr_skb *serr;
-	struct sk_buff *tail;
-	unsigned long flags;
-	bool merged;
-	u32 id;
-
 	if (!skb)
 		return;
 	if (sent <= 0) {
 		consume_skb(skb);	/* no bytes, no id: not a drop */
 		return;
 	}
-	id = (u32)atomic_inc_return(&sk->sk_zckey) - 1;
+	sdp_msgzc_queue(sk, skb, sdp_msgzc_id(sk), copied);
+}
+
+/**
+ * sdp_msgzc_queue() - queue the notification of a send
+ * @sk: the socket
+ * @skb: from sdp_msgzc_start()
+ * @id: the send's (sdp_msgzc_id())
+ * @copied: whether any of its bytes were copied
+ *
+ * Merged into the last one queued if it follows it with the same code.
+ */
+void sdp_msgzc_queue(struct sock *sk, struct sk_buff *skb, u32 id,
+		     bool copied)
+{
+	struct sk_buff_head *q = &sk->sk_error_queue;
+	u8 code = copied ? SO_EE_CODE_ZEROCOPY_COPIED : 0;
+	struct sock_exterr_skb *serr;
+	struct sk_buff *tail;
+	unsigned long flags;
+	bool merged;
+
 	spin_lock_irqsave(&q->lock, flags);
 	tail = skb_peek_tail(q);
 	merged = tail && sdp_msgzc_extend(tail, id, code);

@@ -85,7 +85,7 @@ void sdp_tx_ring_ready(struct sdp_sock *ssk)
 	WRITE_ONCE(ssk->tx_last, jiffies);
 	spin_lock_bh(&ssk->lock);
 	if (ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
-	    !ssk->zc_tx.len) {
+	    !ssk->zc_tx.len && !ssk->zc_async) {
 		ssk->tx_head = 0;
 		ssk->tx_post = 0;
 		ssk->tx_tail = 0;
@@ -209,7 +209,7 @@ unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk)
 		return idle;
 	spin_lock_bh(&ssk->lock);
 	if (ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
-	    !ssk->zc_tx.len) {
+	    !ssk->zc_tx.len && !ssk->zc_async) {
 		n = ssk->tx_alloc;
 		ssk->tx_alloc = 0;
 	}
@@ -523,6 +523,20 @@ static void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk)
 }
 
 /*
+ * Room in the send ring for the rest of a MSG_ZEROCOPY send in progress
+ * that waits for it (sdp_zcopy.c): sdp_work() copies it.  ssk->lock held.
+ */
+static void sdp_tx_async_kick(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (test_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags) &&
+	    sdp_tx_room(ssk)) {
+		clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+		sdp_queue_work(ssk);
+	}
+}
+
+/*
  * Send what can go now: committed data, then a DisConn that waits
  * behind it.  Called when credits or buffers may have become free.
  * ssk->lock held.
@@ -538,14 +552,16 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	sdp_zc_tx_control(ssk);
 	sdp_tx_chrcvbuf_ack(ssk);
 	sdp_tx_return_big(ssk);
+	sdp_tx_async_kick(ssk);
 	/*
 	 * DisConn waits for an advertisement of ours to end: a SendSM may
-	 * still ask for its rest as Data.
+	 * still ask for its rest as Data.  And for a MSG_ZEROCOPY send in
+	 * progress, whose rest sdp_work() may still copy.
 	 */
 	if (test_bit(SDP_F_DISCONN_WANT, &ssk->flags) &&
 	    !test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
 	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill && !ssk->zc_tx.len &&
-	    !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
+	    !ssk->zc_async && !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
 		set_bit(SDP_F_DISCONN_SENT, &ssk->flags);
 
 	/*
@@ -699,8 +715,8 @@ static u32 sdp_tx_fill_room(const struct sdp_sock *ssk)
 	return room;
 }
 
-/* Can sendmsg() take at least one byte without waiting? */
-bool sdp_tx_writable(const struct sdp_sock *ssk)
+/* Can the send ring take at least one byte now? */
+bool sdp_tx_room(const struct sdp_sock *ssk)
 {
 	u32 lowat = READ_ONCE(ssk->tcp.notsent_lowat);
 	u32 room = sdp_tx_fill_room(ssk);
@@ -719,6 +735,16 @@ bool sdp_tx_writable(const struct sdp_sock *ssk)
 	 * have made that less than it holds) is committed first.
 	 */
 	return ssk->tx_head - ssk->tx_tail + !!ssk->tx_fill < ssk->tx_count;
+}
+
+/*
+ * Can sendmsg() take at least one byte without waiting?  Not while a
+ * nonblocking MSG_ZEROCOPY send that returned is still in progress: the
+ * rest of it may have to follow as Data (sdp_zcopy.c).
+ */
+bool sdp_tx_writable(const struct sdp_sock *ssk)
+{
+	return !READ_ONCE(ssk->zc_async) && sdp_tx_room(ssk);
 }
 
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -757,6 +783,7 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (sdp_tx_idle(ssk))
 		sdp_close_check_done(ssk);
 	sdp_zc_sq_progress(ssk);
+	sdp_tx_async_kick(ssk);
 	spin_unlock(&ssk->lock);
 	sk->sk_write_space(sk);
 }
@@ -833,7 +860,88 @@ static int sdp_wait_connect(struct sock *sk, long *timeo)
 	return 0;
 }
 
-int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
+/**
+ * sdp_tx_fill() - copy the next bytes into the send ring, without waiting
+ * @ssk: the socket, lock_sock() held; the one filler (sendmsg() under
+ *	tx_mutex, or sdp_work() for a MSG_ZEROCOPY send in progress, which
+ *	keeps sendmsg() out)
+ * @from: the bytes
+ * @max: how many at most
+ * @keep: leave the slot open even if the last of the @max bytes fills it
+ *	(urgent data commits it with its flags)
+ *
+ * Return: bytes copied, at most one slot's room; 0 when the ring has no
+ * room now (sdp_tx_room()); -EPIPE without a QP, -ENOMEM without a
+ * buffer, -EFAULT.
+ */
+ssize_t sdp_tx_fill(struct sdp_sock *ssk, struct iov_iter *from, size_t max,
+		    bool keep)
+{
+	struct sdp_buf *b;
+	u32 off, room;
+	size_t n;
+	int err;
+
+	for (;;) {
+		err = sdp_tx_slot_ready(ssk);
+		if (err)
+			return err;
+		spin_lock_bh(&ssk->lock);
+		if (!sdp_tx_room(ssk)) {
+			spin_unlock_bh(&ssk->lock);
+			return 0;
+		}
+		/*
+		 * A completion may have committed what a write held back
+		 * (sdp_tx_release()) since: the next slot may need its
+		 * buffer first.
+		 */
+		if (!sdp_tx_slot_has_buf(ssk)) {
+			spin_unlock_bh(&ssk->lock);
+			continue;
+		}
+		room = sdp_tx_fill_room(ssk);
+		if (ssk->tx_fill < room)
+			break;
+		/* Full, and another slot is free (sdp_tx_room()). */
+		sdp_tx_flush(ssk);
+		spin_unlock_bh(&ssk->lock);
+	}
+	b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
+	off = SDP_HDR + ssk->tx_fill;
+	n = min_t(size_t, SDP_HDR + room - off, max);
+	/* A completion-time release must wait for this copy. */
+	set_bit(SDP_F_TX_FILLING, &ssk->flags);
+	spin_unlock_bh(&ssk->lock);
+
+	/* Slot tx_head is ours alone until it is committed. */
+	err = copy_from_iter_full(b->data + off, n, from) ? 0 : -EFAULT;
+
+	spin_lock_bh(&ssk->lock);
+	clear_bit(SDP_F_TX_FILLING, &ssk->flags);
+	if (!err) {
+		ssk->tx_fill += n;
+		ssk->tx_bytes += n;
+		if (ssk->tx_fill >= room && !(keep && n == max))
+			sdp_tx_flush(ssk);
+	}
+	spin_unlock_bh(&ssk->lock);
+	return err ?: n;
+}
+
+/**
+ * sdp_sendmsg_locked() - sendmsg() of a connected socket
+ * @sk: the socket, lock_sock() and tx_mutex held
+ * @msg: the data
+ * @len: its length
+ * @zc_note: a MSG_ZEROCOPY send's notification (sdp_msgzc_start()), or
+ *	NULL; set to NULL when a nonblocking send in progress took it
+ *	(sdp_zc_send_async())
+ *
+ * Return: bytes taken, or a negative errno.
+ */
+int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
+		       struct sk_buff **zc_note)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	bool more = msg->msg_flags & MSG_MORE;
@@ -859,13 +967,30 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 
 	while (copied < len) {
 		unsigned long base;
-		struct sdp_buf *b;
-		size_t n, seg;
-		u32 off, room;
+		size_t max, seg;
+		ssize_t n;
 
 		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 			err = -EPIPE;
 			goto out_err;
+		}
+		/* Nothing goes before a MSG_ZEROCOPY send in progress. */
+		if (READ_ONCE(ssk->zc_async)) {
+			err = sdp_tx_wait(sk, &timeo);
+			if (err)
+				goto out_err;
+			continue;
+		}
+		/*
+		 * A nonblocking MSG_ZEROCOPY send starting with a large
+		 * segment advertises it and returns: the peer reads it after.
+		 */
+		if (!zc_off && !copied && !timeo) {
+			n = sdp_zc_send_async(sk, msg, zc_note);
+			if (n) {
+				copied = n;
+				break;
+			}
 		}
 		if (!zc_off && sdp_zc_eligible(sk, msg, timeo)) {
 			copied += sdp_zc_send(sk, msg, &timeo, &zc_off, &err);
@@ -873,66 +998,29 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len)
 				goto out_err;
 			continue;
 		}
-		err = sdp_tx_slot_ready(ssk);
-		if (err)
-			goto out_err;
-		spin_lock_bh(&ssk->lock);
-		if (!sdp_tx_writable(ssk)) {
-			spin_unlock_bh(&ssk->lock);
-			err = sdp_tx_wait(sk, &timeo);
-			if (err)
-				goto out_err;
-			continue;
-		}
-		/*
-		 * A completion may have committed what a write held back
-		 * (sdp_tx_release()) since: the next slot may need its
-		 * buffer first.
-		 */
-		if (!sdp_tx_slot_has_buf(ssk)) {
-			spin_unlock_bh(&ssk->lock);
-			continue;
-		}
-		b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
-		off = SDP_HDR + ssk->tx_fill;
-		room = sdp_tx_fill_room(ssk);
-		if (ssk->tx_fill >= room) {
-			/* Full, and another slot is free (writable). */
-			sdp_tx_flush(ssk);
-			spin_unlock_bh(&ssk->lock);
-			continue;
-		}
-		n = min_t(size_t, SDP_HDR + room - off, len - copied);
-		/* A completion-time release must wait for this copy. */
-		set_bit(SDP_F_TX_FILLING, &ssk->flags);
-		spin_unlock_bh(&ssk->lock);
 		/*
 		 * Stop where a segment that may go zero-copy begins (at the
 		 * end of this one: never 0 bytes, empty elements are looked
 		 * past).
 		 */
+		max = len - copied;
 		if (!zc_off && ssk->zc_thresh &&
 		    sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
-			n = min(n, seg);
-
-		/* Slot tx_head is ours alone until it is committed. */
-		if (!copy_from_iter_full(b->data + off, n, &msg->msg_iter)) {
-			spin_lock_bh(&ssk->lock);
-			clear_bit(SDP_F_TX_FILLING, &ssk->flags);
-			spin_unlock_bh(&ssk->lock);
-			err = -EFAULT;
+			max = min(max, seg);
+		/* The slot with an urgent last byte is committed below. */
+		n = sdp_tx_fill(ssk, &msg->msg_iter, max,
+				oob && max == len - copied);
+		if (n < 0) {
+			err = n;
 			goto out_err;
 		}
+		if (!n) {
+			err = sdp_tx_wait(sk, &timeo);
+			if (err)
+				goto out_err;
+			continue;
+		}
 		copied += n;
-
-		spin_lock_bh(&ssk->lock);
-		clear_bit(SDP_F_TX_FILLING, &ssk->flags);
-		ssk->tx_fill += n;
-		ssk->tx_bytes += n;
-		/* The slot with an urgent last byte is committed below. */
-		if (ssk->tx_fill >= room && !(oob && copied == len))
-			sdp_tx_flush(ssk);
-		spin_unlock_bh(&ssk->lock);
 	}
 
 out:

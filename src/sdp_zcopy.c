@@ -24,6 +24,14 @@
  * in the Hello (SDP_HF_RINV), or else by us (IB_WR_LOCAL_INV, waited
  * for; the MR is destroyed if that fails).
  *
+ * A nonblocking MSG_ZEROCOPY send (sdp_zc_send_async()) does the same
+ * without waiting: it returns once its pages are pinned and mapped, and
+ * sdp_work() sees the advertisement through (sdp_zc_async_run(): the
+ * stall and cancel rules above, the invalidation, then the unread rest
+ * copied from the still pinned pages into the send ring), unpins and
+ * queues the send's notification.  Meanwhile sdp_sock::zc_async keeps
+ * other data, and our DisConn, behind it.
+ *
  * Receiver: the SrcAvail is queued on rx_queue like data, holding its
  * receive buffer until the advertisement is consumed.  recvmsg() that
  * reaches it pins the reader's own pages and RDMA-reads into them
@@ -36,7 +44,9 @@
  *
  * Lifetime: ssk->zc_busy counts transfers in progress; sdp_work() does
  * not destroy the QP, CQ and PD while it is non-zero, and the last
- * transfer to end on an aborted socket queues the work again.  Every
+ * transfer to end on an aborted socket queues the work again.  So a
+ * nonblocking send in progress also keeps its closed socket (through the
+ * CM id's reference) until it is over.  Every
  * connection has its own PD, so an advertised rkey is usable only
  * through that connection's QP, and only until the advertisement ends.
  */
@@ -101,7 +111,7 @@ static void sdp_zc_unpin(struct sdp_zc_pages *zp)
 		unpin_user_pages_dirty_lock(zp->pages, zp->npages, true);
 	else
 		unpin_user_pages(zp->pages, zp->npages);
-	atomic64_sub(zp->npages, &current->mm->pinned_vm);
+	atomic64_sub(zp->npages, &zp->mm->pinned_vm);
 	kvfree(zp->pages);
 }
 
@@ -144,6 +154,7 @@ static int sdp_zc_pin(struct sdp_zc_pages *zp, unsigned long base, size_t len,
 		goto err_free;
 	}
 	zp->npages = npages;
+	zp->mm = current->mm;
 	err = sg_alloc_table_from_pages(&zp->sgt, zp->pages, npages, off, len,
 					GFP_KERNEL);
 	if (err)
@@ -160,11 +171,17 @@ err_unaccount:
 }
 
 /* A transfer went buffered: its pages could not be pinned or mapped. */
+static void sdp_zc_count_fallback_locked(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	SDP_SK_INC(ssk, ZCOPY_FALLBACKS);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_FALLBACKS);
+}
+
 static void sdp_zc_count_fallback(struct sdp_sock *ssk)
 {
 	spin_lock_bh(&ssk->lock);
-	SDP_SK_INC(ssk, ZCOPY_FALLBACKS);
-	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_FALLBACKS);
+	sdp_zc_count_fallback_locked(ssk);
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -206,6 +223,8 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS)
 		set_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags);
 	set_bit(SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+	if (ssk->zc_async)
+		sdp_queue_work(ssk);
 	spin_unlock(&ssk->lock);
 	sdp_zc_wake(ssk);
 }
@@ -316,13 +335,9 @@ static void sdp_zc_put(struct sdp_sock *ssk)
 	spin_unlock_bh(&ssk->lock);
 }
 
-/*
- * The advertisement is over: make its key useless before the pages go.
- * The MR is destroyed instead of reused if the invalidation did not run.
- */
-static void sdp_zc_invalidate(struct sock *sk)
+/* Post the LOCAL_INV of our advertised key: 0 or a negative errno. */
+static int sdp_zc_inv_post(struct sdp_sock *ssk)
 {
-	struct sdp_sock *ssk = sdp_sk(sk);
 	struct ib_send_wr wr = {
 		.opcode = IB_WR_LOCAL_INV,
 		.wr_cqe = &ssk->zc_tx.inv_cqe,
@@ -336,12 +351,30 @@ static void sdp_zc_invalidate(struct sock *sk)
 	clear_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags);
 	err = ib_post_send(ssk->qp, &wr, NULL);
 	spin_unlock_bh(&ssk->lock);
-	if (!err)
-		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+	return err;
+}
+
+/*
+ * The LOCAL_INV is over (or could not be posted, @err): the MR is
+ * destroyed instead of reused if the invalidation did not run.
+ */
+static void sdp_zc_inv_check(struct sdp_sock *ssk, int err)
+{
 	if (err || test_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags)) {
 		ib_dereg_mr(ssk->zc_tx.mr);
 		ssk->zc_tx.mr = NULL;
 	}
+}
+
+/* The advertisement is over: make its key useless before the pages go. */
+static void sdp_zc_invalidate(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int err = sdp_zc_inv_post(ssk);
+
+	if (!err)
+		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+	sdp_zc_inv_check(ssk, err);
 }
 
 static bool sdp_zc_tx_over(struct sdp_sock *ssk)
@@ -542,6 +575,8 @@ void sdp_zc_sq_progress(struct sdp_sock *ssk)
 	if (test_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags) &&
 	    sdp_zc_sq_acked(ssk)) {
 		clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		if (ssk->zc_async)
+			sdp_queue_work(ssk);
 		sdp_zc_wake(ssk);
 	}
 }
@@ -593,7 +628,6 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
 	clear_bit(SDP_ZT_CANCEL_SENT, &ssk->zc_tx.flags);
 	clear_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
-	ssk->zc_busy++;
 	SDP_SK_INC(ssk, SRCAVAIL_TX);
 	sdp_tx_try_control(ssk);
 	return 0;
@@ -642,6 +676,42 @@ static int sdp_zc_post_advert(struct sock *sk, struct ib_mr *mr, u32 len,
 	return err;
 }
 
+/* At most what the MR maps, whatever the offset in the first page. */
+static u32 sdp_zc_send_len(const struct sdp_sock *ssk, size_t seg)
+{
+	size_t len = min_t(size_t, seg, SDP_ZC_MAX_BYTES);
+
+	return min_t(size_t, len, (sdp_zc_mr_pages(ssk) - 1) * PAGE_SIZE);
+}
+
+/*
+ * DMA-map the pinned pages @zp for the device and map them into @mr
+ * under a new key.  The connection is there (its device, QP and PD stay
+ * while lock_sock() is held).  Returns 0 or a negative errno.
+ */
+static int sdp_zc_map(struct sdp_sock *ssk, struct sdp_zc_pages *zp,
+		      struct ib_mr *mr)
+{
+	struct ib_device *dev = ssk->sdev->ibdev;
+	int n;
+
+	n = ib_dma_map_sg(dev, zp->sgt.sgl, zp->sgt.orig_nents, DMA_TO_DEVICE);
+	if (!n)
+		return -ENOMEM;
+	zp->dev = dev;
+	zp->nents = n;
+	/* A new key for every advertisement: an old one never matches. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	if (ib_map_mr_sg(mr, zp->sgt.sgl, n, NULL, PAGE_SIZE) != n)
+		return -EINVAL;
+	/*
+	 * Advertise addresses that start at the offset in the first page:
+	 * the peer learns no kernel or bus address of ours.
+	 */
+	mr->iova = offset_in_page(mr->iova);
+	return 0;
+}
+
 /**
  * sdp_zc_send() - send the next user segment of @msg zero-copy
  * @sk: the socket, lock_sock() and tx_mutex held, connection established
@@ -660,7 +730,6 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_zc_pages zp;
 	bool stalled = false, rinv;
-	struct ib_device *dev;
 	unsigned long base;
 	struct ib_mr *mr;
 	size_t seg;
@@ -673,29 +742,13 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	*err = sdp_zc_wait_slot(sk, timeo);
 	if (*err)
 		return 0;
-	/* The connection is there: its device, QP and PD stay meanwhile. */
-	dev = ssk->sdev->ibdev;
-	/* At most what the MR maps, whatever the offset in the first page. */
-	len = min_t(size_t, seg, SDP_ZC_MAX_BYTES);
-	len = min_t(size_t, len, (sdp_zc_mr_pages(ssk) - 1) * PAGE_SIZE);
+	len = sdp_zc_send_len(ssk, seg);
 
 	mr = sdp_zc_mr(ssk);
 	if (!mr || sdp_zc_pin(&zp, base, len, DMA_TO_DEVICE))
 		goto fall_back;
-	n = ib_dma_map_sg(dev, zp.sgt.sgl, zp.sgt.orig_nents, DMA_TO_DEVICE);
-	if (!n)
+	if (sdp_zc_map(ssk, &zp, mr))
 		goto fall_back_unpin;
-	zp.dev = dev;
-	zp.nents = n;
-	/* A new key for every advertisement: an old one never matches. */
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	if (ib_map_mr_sg(mr, zp.sgt.sgl, n, NULL, PAGE_SIZE) != n)
-		goto fall_back_unpin;
-	/*
-	 * Advertise addresses that start at the offset in the first page:
-	 * the peer learns no kernel or bus address of ours.
-	 */
-	mr->iova = offset_in_page(mr->iova);
 
 	n = sdp_zc_post_advert(sk, mr, len, timeo);
 	if (n == -EBUSY)
@@ -705,6 +758,10 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 		*err = -EPIPE;
 		return 0;
 	}
+	/* Under lock_sock() since: sdp_work() has not seen it without. */
+	spin_lock_bh(&ssk->lock);
+	ssk->zc_busy++;
+	spin_unlock_bh(&ssk->lock);
 
 	*err = sdp_zc_tx_wait(sk, timeo, &stalled);
 
@@ -740,6 +797,409 @@ fall_back:
 	sdp_zc_count_fallback(ssk);
 	*fallback = true;
 	return 0;
+}
+
+/*
+ * A nonblocking MSG_ZEROCOPY send in progress: it returned once its
+ * pages were pinned and mapped, and sdp_work() sees it through.  Phases:
+ * REG (on Soft-RoCE, the registration and SrcAvail wait for our sends in
+ * flight to be acknowledged, sdp_zc_post_advert(); sdp_zc_sq_progress()
+ * queues the work; after SDP_ZC_STALL the bytes go buffered instead),
+ * ADVERT (the peer reads; a stall cancels it, as sdp_zc_tx_wait() does
+ * for a blocking send), INV (our LOCAL_INV of the key is in flight),
+ * FILL (what the peer did not read is copied from the still pinned pages
+ * into the send ring as room comes; SDP_ZT_ASYNC_FILL has
+ * sdp_tx_try_control() queue the work when it does).  Then the pages go
+ * and the notification is queued.
+ */
+enum sdp_za_phase {
+	SDP_ZA_REG,
+	SDP_ZA_ADVERT,
+	SDP_ZA_INV,
+	SDP_ZA_FILL,
+};
+
+/**
+ * struct sdp_zc_async - a nonblocking MSG_ZEROCOPY send in progress
+ * @zp: the caller's pages, pinned and mapped; zp.mm is grabbed
+ * @bvec: the pages as a bio_vec array, made for the FILL phase
+ * @note: its notification (sdp_msgzc_start())
+ * @id: the notification's id
+ * @off: offset of the first byte in the first page
+ * @len: bytes advertised (and taken by the send)
+ * @acked: of them, read by the peer (once the advertisement is over)
+ * @unsent: bytes in neither the advertisement nor the send ring (FILL);
+ *	written under sdp_sock::lock too, for SIOCOUTQ
+ * @phase: enum sdp_za_phase
+ * @cancelled: we sent SrcAvailCancel (or took the SrcAvail back)
+ * @seen: @acked as the last stall check saw it
+ * @stall: when the advertisement counts as stalled (no progress)
+ * @last: when it is cancelled however it goes (SDP_ZC_ADVERT_MAX)
+ * @answer_by: when a peer that has not answered SrcAvailCancel, or a
+ *	LOCAL_INV that has not completed, is aborted
+ *
+ * Everything but @unsent is under lock_sock().
+ */
+struct sdp_zc_async {
+	struct sdp_zc_pages zp;
+	struct bio_vec *bvec;
+	struct sk_buff *note;
+	u32 id;
+	u32 off;
+	u32 len;
+	u32 acked;
+	u32 unsent;
+	enum sdp_za_phase phase;
+	bool cancelled;
+	u32 seen;
+	unsigned long stall;
+	unsigned long last;
+	unsigned long answer_by;
+};
+
+/**
+ * sdp_zc_send_async() - advertise a nonblocking MSG_ZEROCOPY send
+ * @sk: the socket, lock_sock() and tx_mutex held, connection established,
+ *	no MSG_ZEROCOPY send in progress
+ * @msg: the send, whose first segment is to go; its iterator advances
+ *	by what is taken
+ * @note: its notification; taken (set to NULL) with the bytes
+ *
+ * The send takes the first segment of @msg, up to what one advertisement
+ * maps, if it holds at least zc_thresh bytes and a send slot is free
+ * now, and returns at once.  The SrcAvail goes now, or once our sends in
+ * flight are acknowledged (Soft-RoCE).  The caller's pages stay pinned
+ * until the peer has read them, or until their rest is copied into the
+ * send ring, and the notification says which; until then no other data
+ * goes (sdp_tx_writable()).
+ *
+ * Return: bytes taken, or 0 for the buffered path.
+ */
+size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
+			 struct sk_buff **note)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_zc_async *za;
+	unsigned long base;
+	long timeo = 0;
+	struct ib_mr *mr;
+	size_t seg;
+	u32 len;
+	int err;
+
+	if (!*note || !ssk->zc_thresh ||
+	    !sdp_iter_user_seg(&msg->msg_iter, &base, &seg) ||
+	    seg < ssk->zc_thresh)
+		return 0;
+	/* No slot: the buffered path says EAGAIN, or why the send fails. */
+	if (sdp_zc_wait_slot(sk, &timeo))
+		return 0;
+	za = kzalloc(sizeof(*za), GFP_KERNEL);
+	if (!za)
+		goto fall_back;
+	len = sdp_zc_send_len(ssk, seg);
+	mr = sdp_zc_mr(ssk);
+	if (!mr || sdp_zc_pin(&za->zp, base, len, DMA_TO_DEVICE))
+		goto fall_back_free;
+	if (sdp_zc_map(ssk, &za->zp, mr))
+		goto fall_back_unpin;
+	za->note = *note;
+	za->off = offset_in_page(base);
+	za->len = len;
+
+	spin_lock_bh(&ssk->lock);
+	if (ssk->sdev->reg_acked && !sdp_zc_sq_acked(ssk)) {
+		/* sdp_zc_sq_progress() queues the work. */
+		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		za->phase = SDP_ZA_REG;
+		za->unsent = len;
+		za->stall = jiffies + SDP_ZC_STALL;
+		err = 0;
+	} else {
+		za->phase = SDP_ZA_ADVERT;
+		za->stall = jiffies + SDP_ZC_STALL;
+		za->last = jiffies + SDP_ZC_ADVERT_MAX;
+		err = sdp_zc_advertise(ssk, mr, len);
+	}
+	if (!err) {
+		ssk->zc_async = za;
+		ssk->zc_busy++;
+	}
+	spin_unlock_bh(&ssk->lock);
+	if (err)
+		goto fall_back_unpin;
+	mmgrab(za->zp.mm);
+	za->id = sdp_msgzc_id(sk);
+	*note = NULL;
+	iov_iter_advance(&msg->msg_iter, len);
+	sdp_queue_work(ssk);	/* it sets its stall check */
+	return len;
+
+fall_back_unpin:
+	sdp_zc_unpin(&za->zp);
+fall_back_free:
+	kfree(za);
+fall_back:
+	sdp_zc_count_fallback(ssk);
+	return 0;
+}
+
+/*
+ * REG: advertise once our sends are acknowledged; if they are not within
+ * SDP_ZC_STALL, or the connection no longer takes a SrcAvail (a
+ * shutdown() queued our DisConn meanwhile), the bytes go buffered.
+ * Sets *@next to when to look again; returns true when this phase is
+ * over.
+ */
+static bool sdp_zc_async_reg(struct sdp_sock *ssk, struct sdp_zc_async *za,
+			     unsigned long *next)
+{
+	/* The SrcAvail's slot kept its buffer: nothing else sends. */
+	bool over = true, slot = !sdp_tx_slot_ready(ssk);
+
+	spin_lock_bh(&ssk->lock);
+	if (!sdp_zc_sq_acked(ssk) && sdp_tx_usable(ssk) &&
+	    time_before(jiffies, za->stall)) {
+		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		*next = za->stall;
+		over = false;
+	} else {
+		clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		if (slot && sdp_zc_sq_acked(ssk) &&
+		    !sdp_zc_advertise(ssk, ssk->zc_tx.mr, za->len)) {
+			za->phase = SDP_ZA_ADVERT;
+			za->unsent = 0;
+			za->stall = jiffies + SDP_ZC_STALL;
+			za->last = jiffies + SDP_ZC_ADVERT_MAX;
+			*next = za->stall;
+			over = false;
+		} else {
+			za->phase = SDP_ZA_FILL;	/* all of it buffered */
+			sdp_zc_count_fallback_locked(ssk);
+		}
+	}
+	spin_unlock_bh(&ssk->lock);
+	return over;
+}
+
+/*
+ * ADVERT: is the advertisement over?  If not, cancel it when it stalls
+ * or runs too long, and abort a peer that does not answer.  Sets *@next
+ * to when to look again.
+ */
+static bool sdp_zc_async_over(struct sdp_sock *ssk, struct sdp_zc_async *za,
+			      unsigned long *next)
+{
+	bool over, abort = false;
+
+	spin_lock_bh(&ssk->lock);
+	over = sdp_zc_tx_over(ssk);
+	if (!over && !za->cancelled) {
+		if (ssk->zc_tx.acked != za->seen) {
+			za->seen = ssk->zc_tx.acked;
+			za->stall = jiffies + SDP_ZC_STALL;
+		}
+		if (time_after_eq(jiffies, za->stall) ||
+		    time_after_eq(jiffies, za->last)) {
+			za->cancelled = true;
+			over = sdp_zc_tx_cancel(ssk);
+			za->answer_by = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+		}
+	} else if (!over && time_after(jiffies, za->answer_by)) {
+		abort = true;
+	}
+	if (za->cancelled)
+		*next = za->answer_by;
+	else
+		*next = time_before(za->stall, za->last) ? za->stall : za->last;
+	spin_unlock_bh(&ssk->lock);
+	if (abort) {
+		sdp_warn_peer(ssk, "no answer to SrcAvailCancel in %us; aborting\n",
+			      SDP_ZC_ANSWER_TIMEOUT / HZ);
+		sdp_abort(ssk, SDP_ABORT_REASON_PROTO, -ETIMEDOUT);
+		over = true;
+	}
+	return over;
+}
+
+/*
+ * The advertisement is over: account it as sdp_zc_send() does, and
+ * invalidate our key unless the peer did.  Returns whether a LOCAL_INV
+ * is in flight.
+ */
+static bool sdp_zc_async_advert_end(struct sdp_sock *ssk,
+				    struct sdp_zc_async *za)
+{
+	bool rinv;
+	int err;
+
+	spin_lock_bh(&ssk->lock);
+	za->acked = ssk->zc_tx.acked;
+	rinv = test_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
+	ssk->zc_tx.len = 0;
+	ssk->zc_tx.acked = 0;
+	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
+	if (za->acked)
+		sdp_stat_zcopy_tx(ssk, za->acked);
+	if (za->acked < za->len)
+		sdp_stat_zcopy_cancel(ssk, za->len - za->acked, true);
+	WRITE_ONCE(za->unsent, za->len - za->acked);
+	spin_unlock_bh(&ssk->lock);
+	if (rinv)
+		return false;
+	err = sdp_zc_inv_post(ssk);
+	if (err)
+		sdp_zc_inv_check(ssk, err);
+	za->answer_by = jiffies + SDP_ZC_ANSWER_TIMEOUT;
+	return !err;
+}
+
+/*
+ * FILL: copy what the peer did not read into the send ring, as much as
+ * there is room for.  Returns true when nothing is left to copy (or the
+ * connection is gone, and nothing can be).
+ */
+static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
+{
+	struct sock *sk = &ssk->sk;
+	struct iov_iter from;
+	u32 done, i, at;
+	ssize_t n;
+
+	if (!za->unsent)
+		return true;
+	if (!za->bvec) {
+		za->bvec = kvmalloc_array(za->zp.npages, sizeof(*za->bvec),
+					  GFP_KERNEL);
+		if (!za->bvec)
+			return false;	/* try again later */
+		for (i = 0, at = za->off; i < za->zp.npages; i++, at = 0)
+			bvec_set_page(&za->bvec[i], za->zp.pages[i],
+				      PAGE_SIZE - at, at);
+	}
+	sdp_tx_ring_ready(ssk);
+	done = za->len - za->unsent;
+	iov_iter_bvec(&from, ITER_SOURCE, za->bvec, za->zp.npages, za->len);
+	iov_iter_advance(&from, done);
+	for (;;) {
+		spin_lock_bh(&ssk->lock);
+		if (sk->sk_err || test_bit(SDP_F_ABORT, &ssk->flags) ||
+		    !sdp_tx_usable(ssk)) {
+			spin_unlock_bh(&ssk->lock);
+			return true;
+		}
+		spin_unlock_bh(&ssk->lock);
+		n = sdp_tx_fill(ssk, &from, za->unsent, false);
+		if (n < 0)
+			return n == -EPIPE;	/* -ENOMEM: the next look */
+		spin_lock_bh(&ssk->lock);
+		if (!n) {
+			/* Room that comes from now on queues us. */
+			set_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+			n = sdp_tx_room(ssk);
+			spin_unlock_bh(&ssk->lock);
+			if (!n)
+				return false;
+			continue;
+		}
+		clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+		WRITE_ONCE(za->unsent, za->unsent - n);
+		if (!za->unsent) {
+			sdp_tx_flush(ssk);
+			spin_unlock_bh(&ssk->lock);
+			return true;
+		}
+		spin_unlock_bh(&ssk->lock);
+	}
+}
+
+/* The send is over: the pages go, its notification comes, data may follow. */
+static void sdp_zc_async_end(struct sdp_sock *ssk, struct sdp_zc_async *za)
+{
+	struct sock *sk = &ssk->sk;
+
+	sdp_zc_unpin(&za->zp);
+	mmdrop(za->zp.mm);
+	kvfree(za->bvec);
+	spin_lock_bh(&ssk->lock);
+	ssk->zc_async = NULL;
+	clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+	/* A DisConn may wait for it. */
+	sdp_tx_try_control(ssk);
+	spin_unlock_bh(&ssk->lock);
+	if (sock_flag(sk, SOCK_DEAD))
+		consume_skb(za->note);	/* nobody can read it */
+	else
+		sdp_msgzc_queue(sk, za->note, za->id, za->acked < za->len);
+	kfree(za);
+	sdp_zc_put(ssk);
+	sk->sk_write_space(sk);
+	sdp_zc_wake(ssk);
+}
+
+/**
+ * sdp_zc_async_run() - see a nonblocking MSG_ZEROCOPY send through
+ * @ssk: the socket, lock_sock() held (sdp_work()); the lock is not
+ *	released
+ *
+ * Return: how long until it should look again, or 0 for not until an
+ * event queues the work (the advertisement's end, the LOCAL_INV's
+ * completion, room in the send ring) or when none is in progress.
+ */
+unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
+{
+	struct sdp_zc_async *za = ssk->zc_async;
+	unsigned long next;
+
+	sock_owned_by_me(&ssk->sk);
+	if (!za)
+		return 0;
+	switch (za->phase) {
+	case SDP_ZA_REG:
+		if (!sdp_zc_async_reg(ssk, za, &next))
+			return max_t(long, 1, next - jiffies);
+		if (za->phase == SDP_ZA_FILL)
+			break;
+		return max_t(long, 1, next - jiffies);
+	case SDP_ZA_ADVERT:
+		if (!sdp_zc_async_over(ssk, za, &next))
+			return max_t(long, 1, next - jiffies);
+		za->phase = SDP_ZA_INV;
+		if (sdp_zc_async_advert_end(ssk, za))
+			return SDP_ZC_ANSWER_TIMEOUT + 1;
+		za->phase = SDP_ZA_FILL;
+		break;
+	case SDP_ZA_INV:
+		if (!test_bit(SDP_ZT_INV_DONE, &ssk->zc_tx.flags)) {
+			if (time_before(jiffies, za->answer_by))
+				return max_t(long, 1, za->answer_by - jiffies);
+			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
+					     SDP_ZC_ANSWER_TIMEOUT / HZ);
+			/* The flush completes it, and queues us. */
+			sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ETIMEDOUT);
+			return SDP_ZC_ANSWER_TIMEOUT;
+		}
+		sdp_zc_inv_check(ssk, 0);
+		za->phase = SDP_ZA_FILL;
+		break;
+	case SDP_ZA_FILL:
+		break;
+	}
+	/* Without a buffer or the bio_vecs, try again a little later. */
+	if (!sdp_zc_async_fill(ssk, za))
+		return test_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags) ? 0 :
+		       HZ / 10;
+	sdp_zc_async_end(ssk, za);
+	return 0;
+}
+
+/* Bytes of a MSG_ZEROCOPY send in progress not yet in the send ring or
+ * advertised (SIOCOUTQ).  ssk->lock held.
+ */
+u32 sdp_zc_unsent(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return ssk->zc_async ? READ_ONCE(ssk->zc_async->unsent) : 0;
 }
 
 /*
@@ -1013,6 +1473,8 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		WRITE_ONCE(ssk->zc_tx.acked, ssk->zc_tx.acked + n);
+		if (ssk->zc_async && ssk->zc_tx.acked == ssk->zc_tx.len)
+			sdp_queue_work(ssk);
 		sdp_zc_wake(ssk);
 		return false;
 	}
@@ -1024,6 +1486,8 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		set_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags);
+		if (ssk->zc_async)
+			sdp_queue_work(ssk);
 		sdp_zc_wake(ssk);
 		return false;
 	case SDP_MID_SRCAVAIL_CANCEL:
@@ -1125,6 +1589,8 @@ void sdp_zc_init(struct sdp_sock *ssk)
 /* Connection teardown, the QP destroyed: the MR goes with its PD. */
 void sdp_zc_conn_free(struct sdp_sock *ssk)
 {
+	/* sdp_work() waits for it: it holds sdp_sock::zc_busy. */
+	WARN_ON_ONCE(ssk->zc_async);
 	if (ssk->zc_tx.mr) {
 		ib_dereg_mr(ssk->zc_tx.mr);
 		ssk->zc_tx.mr = NULL;

@@ -17,11 +17,13 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/errqueue.h>
+#include <linux/sockios.h>
 #include <linux/sdp.h>
 
 #include "net.h"
@@ -969,8 +971,8 @@ static void expect_zc_note(int fd, uint32_t lo, uint32_t hi, uint8_t code)
 
 /*
  * MSG_ZEROCOPY's notifications say what SDP did with the caller's pages.
- * A nonblocking send (SDP never advertises those) takes what the send
- * ring holds, copied: id 0, SO_EE_CODE_ZEROCOPY_COPIED.  A blocking
+ * A nonblocking send below the zero-copy threshold is copied: id 0,
+ * SO_EE_CODE_ZEROCOPY_COPIED, queued before send() returns.  A blocking
  * 1 MiB send goes zero-copy, the peer reading the caller's pages: id 1,
  * code 0.  Three small sends, copied, before the program reads the
  * queue: one notification, ids 2 to 4, COPIED.  Everything arrives.
@@ -998,12 +1000,11 @@ static void test_msg_zerocopy_codes(void)
 		tap_skip("SO_ZEROCOPY: this kernel's socket core does not pass it to SDP (tests/stream.c test_msg_zerocopy)");
 	}
 	pattern_fill(buf, big + MIB + 3000, 43, 0);
-	k = send(c, buf, big, MSG_ZEROCOPY | MSG_DONTWAIT | MSG_NOSIGNAL);
-	CHECK(k > 0 && (size_t)k < big, "nonblocking send: %zd (%s)", k,
-	      strerror(errno));
+	k = send(c, buf, 1000, MSG_ZEROCOPY | MSG_DONTWAIT | MSG_NOSIGNAL);
+	CHECK(k == 1000, "nonblocking send: %zd (%s)", k, strerror(errno));
 	off = k;
 	expect_zc_note(c, 0, 0, SO_EE_CODE_ZEROCOPY_COPIED);
-	CHECK(info(c).sdpi_srcavail_tx == 0, "a nonblocking send advertised");
+	CHECK(info(c).sdpi_srcavail_tx == 0, "1000 bytes were advertised");
 
 	r.fd = s;
 	r.want = off + MIB + 3000;
@@ -1028,6 +1029,243 @@ static void test_msg_zerocopy_codes(void)
 	close(s);
 }
 
+/*
+ * SO_ZEROCOPY on @c, or skip on a kernel whose socket core refuses it
+ * for SDP (6.1: tests/stream.c test_msg_zerocopy).
+ */
+static void msgzc_on(int c, int s, char *buf)
+{
+	int v = 1;
+
+	if (!setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &v, sizeof(v)))
+		return;
+	CHECK(errno == EOPNOTSUPP && !kernel_at_least(6, 12),
+	      "SO_ZEROCOPY: %s", strerror(errno));
+	free(buf);
+	close(c);
+	close(s);
+	tap_skip("SO_ZEROCOPY: this kernel's socket core does not pass it to SDP");
+}
+
+/* A nonblocking MSG_ZEROCOPY send of @len bytes at @buf: what it took. */
+static ssize_t msgzc_send_nb(int fd, const char *buf, size_t len)
+{
+	return send(fd, buf, len, MSG_ZEROCOPY | MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static int outq(int fd)
+{
+	int v = -1;
+
+	CHECK_OK(ioctl(fd, SIOCOUTQ, &v));
+	return v;
+}
+
+/*
+ * A nonblocking MSG_ZEROCOPY send goes zero-copy, as an event-driven
+ * server written for TCP expects: it returns at once with the bytes of
+ * one advertisement (at most 1 MiB), which the peer then reads from the
+ * caller's pages.  Until it has, no notification is queued, SIOCOUTQ
+ * counts the bytes, and the socket is not writable (no POLLOUT; a
+ * nonblocking send gets EAGAIN).  Then the notification has code 0 and
+ * the caller's buffer is its own again (overwriting it changes nothing
+ * the peer gets).  The program then sends 3 MiB more as poll() allows:
+ * every id is notified, every byte arrives, nothing stays pinned.
+ */
+static void test_msg_zerocopy_nonblocking(void)
+{
+	const size_t total = 4 * MIB;
+	char *buf = xmalloc(total);
+	struct reader r = { .seed = 91, .want = total };
+	uint32_t ids = 1, next = 1;
+	struct sdp_info si;
+	struct zc_note n;
+	size_t off;
+	pthread_t t;
+	ssize_t k;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	msgzc_on(c, s, buf);
+	pattern_fill(buf, total, 91, 0);
+	k = msgzc_send_nb(c, buf, 2 * MIB);
+	CHECK(k > 0 && k <= MIB, "nonblocking send of 2 MiB: %zd (%s)", k,
+	      strerror(errno));
+	CHECK(info(c).sdpi_srcavail_tx == 1,
+	      "the nonblocking MSG_ZEROCOPY send was not advertised");
+	CHECK(zc_note_read(c, &n) == -EAGAIN,
+	      "notified (ids %u to %u) before the peer read", n.lo, n.hi);
+	CHECK(outq(c) == k, "SIOCOUTQ %d with %zd bytes unread", outq(c), k);
+	CHECK(!(wait_fd(c, POLLOUT, 0) & POLLOUT),
+	      "writable while the peer has not read the advertisement");
+	CHECK_ERRNO(send(c, buf + k, 1, MSG_DONTWAIT | MSG_NOSIGNAL), EAGAIN);
+
+	r.fd = s;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	expect_zc_note(c, 0, 0, 0);
+	CHECK(info(c).sdpi_zcopy_tx_bytes == (uint64_t)k,
+	      "%llu bytes read zero-copy of %zd",
+	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes, k);
+	memset(buf, 0xa5, k);		/* the pages are the program's again */
+
+	/* As an event loop does: send on POLLOUT, read notes on POLLERR. */
+	off = k;
+	while (off < total || next < ids) {
+		int ev = wait_fd(c, off < total ? POLLOUT : 0, WAIT_MS);
+
+		CHECK(ev > 0, "nothing within %d ms at %zu, ids %u to %u unnotified (SIOCOUTQ %d; the reader at %zu)",
+		      WAIT_MS, off, next, ids - 1, outq(c), r.got);
+		if (ev & POLLERR) {
+			CHECK(!zc_note_read(c, &n), "EPOLLERR, but MSG_ERRQUEUE: %s",
+			      strerror(errno));
+			CHECK(n.lo == next && n.hi >= n.lo && n.hi < ids,
+			      "notification of ids %u to %u; expected from %u, below %u",
+			      n.lo, n.hi, next, ids);
+			next = n.hi + 1;
+		}
+		if ((ev & POLLOUT) && off < total) {
+			k = msgzc_send_nb(c, buf + off, total - off);
+			CHECK(k > 0 || errno == EAGAIN, "send at %zu: %zd (%s)",
+			      off, k, strerror(errno));
+			if (k > 0) {
+				off += k;
+				ids++;
+			}
+		}
+	}
+	reader_join(t, &r);
+	si = info(c);
+	tap_diag("%u sends, %llu advertised, %llu of %zu bytes zero-copy", ids,
+		 (unsigned long long)si.sdpi_srcavail_tx,
+		 (unsigned long long)si.sdpi_zcopy_tx_bytes, total);
+	CHECK(si.sdpi_zcopy_tx_bytes == total,
+	      "only %llu of %zu bytes zero-copy",
+	      (unsigned long long)si.sdpi_zcopy_tx_bytes, total);
+	CHECK(zc_note_read(c, &n) == -EAGAIN, "a notification beyond id %u",
+	      ids - 1);
+	expect_unpinned();
+	free(buf);
+	close(c);
+	close(s);
+}
+
+/*
+ * A nonblocking MSG_ZEROCOPY send whose advertisement the peer declines
+ * (it peeks first, and answers SendSM): after send() returned, the
+ * kernel copies the rest from the caller's pages, still pinned, into the
+ * send ring as fast as credits allow, and only then queues the
+ * notification, with SO_EE_CODE_ZEROCOPY_COPIED.  Every byte arrives in
+ * order, overwriting the buffer after the notification changes none of
+ * them, and a later send follows them.
+ */
+static void test_msg_zerocopy_nonblocking_declined(void)
+{
+	char *buf = xmalloc(MIB + 1000), peek[100];
+	struct reader r = { .seed = 92 };
+	pthread_t t;
+	ssize_t k;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	msgzc_on(c, s, buf);
+	pattern_fill(buf, MIB + 1000, 92, 0);
+	k = msgzc_send_nb(c, buf, MIB);
+	CHECK(k > 0 && k <= MIB, "nonblocking send: %zd (%s)", k,
+	      strerror(errno));
+	CHECK(recv(s, peek, sizeof(peek), MSG_PEEK) == sizeof(peek),
+	      "peek: %s", strerror(errno));
+	CHECK(pattern_check(peek, sizeof(peek), 92, 0) < 0, "wrong byte peeked");
+	r.fd = s;
+	r.want = k + 1000;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	expect_zc_note(c, 0, 0, SO_EE_CODE_ZEROCOPY_COPIED);
+	memset(buf, 0x5a, k);
+	CHECK(wait_fd(c, POLLOUT, WAIT_MS) & POLLOUT, "not writable");
+	CHECK(send(c, buf + k, 1000, MSG_NOSIGNAL) == 1000, "send: %s",
+	      strerror(errno));
+	reader_join(t, &r);
+	CHECK(info(c).sdpi_srcavail_tx == 1 && info(c).sdpi_zcopy_tx_bytes == 0,
+	      "%llu SrcAvail, %llu bytes zero-copy; expected 1 declined",
+	      (unsigned long long)info(c).sdpi_srcavail_tx,
+	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes);
+	expect_unpinned();
+	free(buf);
+	close(c);
+	close(s);
+}
+
+/* poll() has POLLHUP for *@arg (its connection is over). */
+static bool hung_up(void *arg)
+{
+	return wait_fd(*(int *)arg, 0, 0) & POLLHUP;
+}
+
+/*
+ * close() right after a nonblocking MSG_ZEROCOPY send: the peer still
+ * gets every byte, then the end of the stream, and nothing stays pinned.
+ * The same when the sending process exits at once (its memory goes; the
+ * pinned pages stay until the peer has read them).  And a peer that
+ * closes without reading resets the sender's connection, whose pages are
+ * unpinned all the same.
+ */
+static void test_msg_zerocopy_nonblocking_close(void)
+{
+	char *buf = xmalloc(MIB), ch;
+	struct reader r = { .seed = 93 };
+	pthread_t t;
+	ssize_t k;
+	pid_t pid;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	msgzc_on(c, s, buf);
+	pattern_fill(buf, MIB, 93, 0);
+	k = msgzc_send_nb(c, buf, MIB);
+	CHECK(k > 0, "nonblocking send: %zd (%s)", k, strerror(errno));
+	CHECK_OK(close(c));
+	r.fd = s;
+	r.want = k;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	reader_join(t, &r);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of stream");
+	CHECK(recv(s, &ch, 1, MSG_DONTWAIT) == 0, "after the data: %s",
+	      strerror(errno));
+	close(s);
+	expect_unpinned();
+
+	net_pair(&c, &s);
+	msgzc_on(c, s, buf);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid)
+		_exit(msgzc_send_nb(c, buf, MIB) == MIB ? 0 : 1);
+	close(c);
+	wait_child_ok(pid, "the sender that exits");
+	r = (struct reader){ .fd = s, .seed = 93, .want = MIB };
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	reader_join(t, &r);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of stream");
+	CHECK(recv(s, &ch, 1, MSG_DONTWAIT) == 0, "after the data: %s",
+	      strerror(errno));
+	close(s);
+	expect_unpinned();
+
+	net_pair(&c, &s);
+	msgzc_on(c, s, buf);
+	k = msgzc_send_nb(c, buf, MIB);
+	CHECK(k > 0, "nonblocking send: %zd (%s)", k, strerror(errno));
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "nothing to read");
+	CHECK_OK(close(s));		/* unread data: the connection is reset */
+	CHECK(wait_until(hung_up, &c, WAIT_MS), "the sender saw no reset");
+	CHECK_ERRNO(recv(c, &ch, 1, MSG_DONTWAIT), ECONNRESET);
+	expect_unpinned();
+	free(buf);
+	close(c);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_sockopts),
 	TAP_TEST(test_path_counters),
@@ -1037,6 +1275,9 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_two_threads),
 	TAP_TEST(test_nonblocking_send),
 	TAP_TEST(test_msg_zerocopy_codes),
+	TAP_TEST(test_msg_zerocopy_nonblocking),
+	TAP_TEST(test_msg_zerocopy_nonblocking_declined),
+	TAP_TEST(test_msg_zerocopy_nonblocking_close),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
 	TAP_TEST(test_signal_after_partial_read),
