@@ -23,7 +23,8 @@ static bool recordable(int level, int name, socklen_t len)
 		return false;
 	if (level == SOL_SOCKET || level == IPPROTO_TCP)
 		return true;
-	return (level == IPPROTO_IPV6 && name == IPV6_V6ONLY) ||
+	return (level == IPPROTO_IPV6 &&
+		(name == IPV6_V6ONLY || name == IPV6_TCLASS)) ||
 	       (level == IPPROTO_IP && (name == IP_TOS || name == IP_TTL));
 }
 

@@ -774,6 +774,9 @@ static void h_options(const char *arg)
 	c = socket(AF_INET6, SOCK_STREAM, 0);
 	H(setsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) == 0,
 	  "V6ONLY");
+	v = 0x20;
+	H(setsockopt(c, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof(v)) == 0,
+	  "IPV6_TCLASS");
 	sin6.sin6_port = htons(port);
 	H(inet_pton(AF_INET6, "::ffff:10.55.0.1", &sin6.sin6_addr) == 1, "a");
 	H(connect(c, (struct sockaddr *)&sin6, sizeof(sin6)) == 0, "connect6");
@@ -789,6 +792,9 @@ static void h_options(const char *arg)
 	len = sizeof(v);
 	H(getsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &v, &len) == 0 && v == 0,
 	  "IPV6_V6ONLY");
+	/* Carried over to the SDP socket, whose traffic class it sets. */
+	H(getsockopt(c, IPPROTO_IPV6, IPV6_TCLASS, &v, &len) == 0 &&
+	  v == 0x20, "IPV6_TCLASS %#x", v);
 	ping(c, a);
 	close(a);
 	close(c);
