@@ -4,7 +4,8 @@
  * scripts/bench and scripts/bench-wire.
  *
  *   sdp_stream [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES]
- *              [-z THRESH] [-N] [-m send|sendfile|read] [-p PORT [-S]]
+ *              [-z THRESH] [-N] [-m send|sendfile|read|nb|nbzc]
+ *              [-p PORT [-S]]
  *
  * (sizes take a K, M or G suffix)
  * Without -p, a child process listens on ADDR and reads everything with
@@ -15,7 +16,11 @@
  * min(BYTES, 16 MiB), sent over and over from its start) with
  * MSGSIZE-byte sendfile() calls; -m read reads the same file into the
  * buffer with pread() and sends that, as a server without sendfile()
- * does; -m send (the default) sends the buffer.
+ * does; -m send (the default) sends the buffer.  -m nb sends it as an
+ * event-driven server does: a nonblocking socket, send() when poll()
+ * says POLLOUT; -m nbzc the same with SO_ZEROCOPY and MSG_ZEROCOPY,
+ * reading the completion notifications on POLLERR (the buffer never
+ * changes, so it is not waited for).
  * Between two hosts: "-p PORT -S" serves on ADDR:PORT until killed
  * (each connection is read to its end, then answered with one byte);
  * "-p PORT" sends BYTES to the server at ADDR:PORT, closes its side and
@@ -30,6 +35,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +125,51 @@ static void serve(int family, const char *addr, unsigned short port,
 	}
 }
 
-enum mode { M_SEND, M_SENDFILE, M_READ };
+enum mode { M_SEND, M_SENDFILE, M_READ, M_NB, M_NBZC };
+
+/* Read every MSG_ZEROCOPY notification queued on @fd. */
+static void read_notes(int fd)
+{
+	char control[128];
+	struct msghdr msg;
+
+	for (;;) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_control = control;
+		msg.msg_controllen = sizeof(control);
+		if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			die("MSG_ERRQUEUE");
+		}
+	}
+}
+
+/*
+ * An event loop's send of up to @size bytes of @buf: wait for POLLOUT,
+ * reading notifications when POLLERR says some wait.
+ */
+static ssize_t send_nb(int fd, enum mode mode, char *buf, size_t size)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int flags = mode == M_NBZC ? MSG_ZEROCOPY : 0;
+	ssize_t r;
+
+	for (;;) {
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p.revents & POLLERR)
+			read_notes(fd);
+		if (!(p.revents & POLLOUT))
+			continue;
+		r = send(fd, buf, size, flags | MSG_DONTWAIT);
+		if (r >= 0 || errno != EAGAIN)
+			return r;
+	}
+}
 
 /* The file the sendfile and read modes send: @len bytes of 0x5a. */
 static int make_file(char *buf, size_t bufsize, size_t len)
@@ -201,7 +251,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			mode = !strcmp(optarg, "sendfile") ? M_SENDFILE :
-			       !strcmp(optarg, "read") ? M_READ : M_SEND;
+			       !strcmp(optarg, "read") ? M_READ :
+			       !strcmp(optarg, "nb") ? M_NB :
+			       !strcmp(optarg, "nbzc") ? M_NBZC : M_SEND;
 			break;
 		case 'p':
 			port = atoi(optarg);
@@ -210,7 +262,7 @@ int main(int argc, char **argv)
 			server = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N] [-m send|sendfile|read] [-p PORT [-S]]\n",
+			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N] [-m send|sendfile|read|nb|nbzc] [-p PORT [-S]]\n",
 				argv[0]);
 			return 2;
 		}
@@ -221,7 +273,7 @@ int main(int argc, char **argv)
 	if (!buf)
 		die("setup");
 	memset(buf, 0x5a, size > rsize ? size : rsize);
-	if (mode != M_SEND) {
+	if (mode == M_SENDFILE || mode == M_READ) {
 		flen = total < (16 << 20) ? total : (16 << 20);
 		ffd = make_file(buf, size > rsize ? size : rsize, flen);
 	}
@@ -259,12 +311,17 @@ int main(int argc, char **argv)
 	if (nodelay && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay,
 				  sizeof(nodelay)))
 		die("TCP_NODELAY");
+	if (mode == M_NBZC &&
+	    setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &(int){ 1 }, sizeof(int)))
+		die("SO_ZEROCOPY");
 
 	t0 = now_s();
 	c0 = cpu_s();
 	while (sent < total) {
 		size_t want = total - sent < size ? total - sent : size;
 		ssize_t n = mode == M_SEND ? send(fd, buf, want, 0) :
+			    mode == M_NB || mode == M_NBZC ?
+			    send_nb(fd, mode, buf, want) :
 			    send_file(fd, ffd, mode, buf, want, &foff, flen);
 
 		if (n < 0 && errno == EINTR)
