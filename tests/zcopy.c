@@ -1196,6 +1196,52 @@ static void test_msg_zerocopy_nonblocking_declined(void)
 	close(s);
 }
 
+static bool cancel_sent(void *arg)
+{
+	return info(*(int *)arg).sdpi_cancel_tx > 0;
+}
+
+/*
+ * A nonblocking MSG_ZEROCOPY send to a peer that reads nothing for a
+ * while: after 0.5 s without progress the kernel cancels the
+ * advertisement on its own (SrcAvailCancel; the idle peer answers
+ * SendSM) and copies the rest from the pinned pages as the peer's
+ * buffers allow, without the program calling in again.  When the peer
+ * reads, every byte arrives, the notification says COPIED, and nothing
+ * stays pinned.
+ */
+static void test_msg_zerocopy_nonblocking_stalled(void)
+{
+	char *buf = xmalloc(MIB);
+	struct reader r = { .seed = 94 };
+	pthread_t t;
+	ssize_t k;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	msgzc_on(c, s, buf);
+	pattern_fill(buf, MIB, 94, 0);
+	k = msgzc_send_nb(c, buf, MIB);
+	CHECK(k > 0, "nonblocking send: %zd (%s)", k, strerror(errno));
+	CHECK(wait_until(cancel_sent, &c, WAIT_MS),
+	      "the stalled advertisement was not cancelled");
+	CHECK(info(s).sdpi_cancel_rx == 1, "the peer saw %llu SrcAvailCancel",
+	      (unsigned long long)info(s).sdpi_cancel_rx);
+	r.fd = s;
+	r.want = k;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	expect_zc_note(c, 0, 0, SO_EE_CODE_ZEROCOPY_COPIED);
+	reader_join(t, &r);
+	CHECK(info(c).sdpi_zcopy_tx_bytes == 0,
+	      "%llu bytes zero-copy of a declined advertisement",
+	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes);
+	expect_unpinned();
+	free(buf);
+	close(c);
+	close(s);
+}
+
 /* poll() has POLLHUP for *@arg (its connection is over). */
 static bool hung_up(void *arg)
 {
@@ -1278,6 +1324,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_msg_zerocopy_nonblocking),
 	TAP_TEST(test_msg_zerocopy_nonblocking_declined),
 	TAP_TEST(test_msg_zerocopy_nonblocking_close),
+	TAP_TEST(test_msg_zerocopy_nonblocking_stalled),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
 	TAP_TEST(test_signal_after_partial_read),
