@@ -587,6 +587,13 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		       sdp_zc_unsent(ssk);
 		spin_unlock_bh(&ssk->lock);
 		break;
+	case SIOCOUTQNSD:
+		if (sk->sk_state == TCP_LISTEN)
+			return -EINVAL;
+		spin_lock_bh(&ssk->lock);
+		answ = sdp_tx_notsent(ssk);
+		spin_unlock_bh(&ssk->lock);
+		break;
 	case SIOCATMARK:
 		spin_lock_bh(&ssk->lock);
 		answ = ssk->urg_state != SDP_URG_NONE && !ssk->urg_ahead;

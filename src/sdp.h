@@ -718,6 +718,7 @@ unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
 bool sdp_tx_room(const struct sdp_sock *ssk);
+u32 sdp_tx_notsent(const struct sdp_sock *ssk);
 ssize_t sdp_tx_fill(struct sdp_sock *ssk, struct iov_iter *from, size_t max,
 		    bool keep);
 void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n);
@@ -771,7 +772,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 			 struct sk_buff **note);
 unsigned long sdp_zc_async_run(struct sdp_sock *ssk);
-u32 sdp_zc_unsent(struct sdp_sock *ssk);
+u32 sdp_zc_unsent(const struct sdp_sock *ssk);
 int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		size_t len, int flags);
 void sdp_zc_init(struct sdp_sock *ssk);

@@ -317,7 +317,7 @@ static void sdp_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 			   test_bit(SDP_F_TX_PIECE, &ssk->flags);
 	ti->tcpi_snd_cwnd = max(ssk->tx_credits, 0);
 	ti->tcpi_rcv_space = ssk->rx_count * (SDP_BUF_SIZE - SDP_HDR);
-	ti->tcpi_notsent_bytes = ssk->tx_unposted + ssk->tx_fill;
+	ti->tcpi_notsent_bytes = sdp_tx_notsent(ssk);
 	in_flight = ssk->tx_bytes - ssk->tx_fill - ssk->tx_unposted;
 	ti->tcpi_bytes_sent = st->cnt[SDP_SC_BCOPY_TX_BYTES] +
 			      st->cnt[SDP_SC_ZCOPY_TX_BYTES];

@@ -715,6 +715,22 @@ static u32 sdp_tx_fill_room(const struct sdp_sock *ssk)
 	return room;
 }
 
+/*
+ * Bytes written but not sent yet: waiting for credits, in the slot being
+ * filled, of an advertisement of ours not posted yet, or of a
+ * MSG_ZEROCOPY send in progress in neither (SIOCOUTQNSD, TCP_INFO's
+ * tcpi_notsent_bytes).  ssk->lock held.
+ */
+u32 sdp_tx_notsent(const struct sdp_sock *ssk)
+{
+	u32 n = ssk->tx_unposted + ssk->tx_fill + sdp_zc_unsent(ssk);
+
+	lockdep_assert_held(&ssk->lock);
+	if (ssk->zc_tx.len && (s32)(ssk->tx_post - ssk->zc_tx.slot) <= 0)
+		n += ssk->zc_tx.len - ssk->zc_tx.acked;
+	return n;
+}
+
 /* Can the send ring take at least one byte now? */
 bool sdp_tx_room(const struct sdp_sock *ssk)
 {

@@ -1196,7 +1196,7 @@ unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 /* Bytes of a MSG_ZEROCOPY send in progress not yet in the send ring or
  * advertised (SIOCOUTQ).  ssk->lock held.
  */
-u32 sdp_zc_unsent(struct sdp_sock *ssk)
+u32 sdp_zc_unsent(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
 	return ssk->zc_async ? READ_ONCE(ssk->zc_async->unsent) : 0;

@@ -1816,27 +1816,49 @@ static bool outq_empty(void *arg)
 	return outq(*(int *)arg) == 0;
 }
 
+static int outq_nsd(int fd)
+{
+	int v = -1;
+
+	CHECK_OK(ioctl(fd, SIOCOUTQNSD, &v));
+	return v;
+}
+
 /*
  * SIOCOUTQ counts the bytes sent but not yet taken by the peer: 0 on an
  * idle connection, more than 0 when the peer stopped reading and the
  * send buffer filled, and 0 again once the peer read everything.
+ * SIOCOUTQNSD counts those of them not even sent (TCP: beyond the
+ * peer's window; SDP: waiting for credits): 0 when idle, more than 0
+ * but at most SIOCOUTQ when the peer stopped reading, 0 at the end.
+ * Both fail with EINVAL on a listener.
  */
 static void test_siocoutq(void)
 {
+	struct sockaddr_storage addr;
 	size_t total;
-	int c, s, q;
+	int c, s, q, nsd, l;
 
 	net_pair_bufsize(&c, &s, 32768);
 	CHECK(outq(c) == 0, "SIOCOUTQ %d on an idle socket", outq(c));
+	CHECK(outq_nsd(c) == 0, "SIOCOUTQNSD %d on an idle socket",
+	      outq_nsd(c));
 	total = fill_until_eagain(c, 23);
 	q = outq(c);
 	CHECK(q > 0 && (size_t)q <= total, "SIOCOUTQ %d, %zu bytes unread",
 	      q, total);
+	nsd = outq_nsd(c);
+	CHECK(nsd > 0 && nsd <= outq(c), "SIOCOUTQNSD %d, SIOCOUTQ %d", nsd,
+	      outq(c));
 	recv_pattern(s, total, 23, 0);
 	CHECK(wait_until(outq_empty, &c, WAIT_MS),
 	      "SIOCOUTQ %d after the peer read everything", outq(c));
+	CHECK(outq_nsd(c) == 0, "SIOCOUTQNSD %d at the end", outq_nsd(c));
 	close(s);
 	close(c);
+	l = net_listener(&addr, 1, 0);
+	CHECK_ERRNO(ioctl(l, SIOCOUTQNSD, &q), EINVAL);
+	close(l);
 }
 
 /*
