@@ -687,6 +687,7 @@ static const struct proto_ops sdp_stream_ops = {
 	.getsockopt = sdp_getsockopt,
 	.sendmsg = sdp_sendmsg,
 	.recvmsg = sdp_recvmsg,
+	.set_peek_off = sk_set_peek_off,	/* SO_PEEK_OFF, as TCP's */
 	.mmap = sock_no_mmap,
 };
 

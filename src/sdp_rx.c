@@ -759,6 +759,9 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+	/* SO_PEEK_OFF: a peek starts that far into the stream. */
+	if (peek)
+		peeked = max(sk_peek_offset(sk, flags), 0);
 
 	while (copied < len) {
 		struct sdp_buf *b;
@@ -852,6 +855,11 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		remove_wait_queue(sk_sleep(sk), &wait);
 	}
 
+	/* SO_PEEK_OFF moves on with a peek, back with a read. */
+	if (peek)
+		sk_peek_offset_fwd(sk, copied);
+	else
+		sk_peek_offset_bwd(sk, copied);
 	if (!peek) {
 		/* Freed buffers may be worth a credit update. */
 		spin_lock_bh(&ssk->lock);

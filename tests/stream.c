@@ -1706,6 +1706,82 @@ static void test_msg_trunc_discards(void)
 	close(c);
 }
 
+static bool inq_is(int fd, int n)
+{
+	long long end = now_ms() + WAIT_MS;
+
+	while (inq(fd) != n && now_ms() < end)
+		usleep(1000);
+	return inq(fd) == n;
+}
+
+/* A peek of @n bytes, which must be those of stream @seed at @off. */
+static void peek_at(int fd, size_t n, uint64_t seed, uint64_t off)
+{
+	char buf[1000];
+	ssize_t k = recv(fd, buf, n, MSG_PEEK | MSG_DONTWAIT);
+
+	CHECK(k == (ssize_t)n, "peek of %zu at %llu: %zd (%s)", n,
+	      (unsigned long long)off, k, strerror(errno));
+	CHECK(pattern_check(buf, n, seed, off) < 0,
+	      "peeked bytes not those at %llu", (unsigned long long)off);
+}
+
+/*
+ * SO_PEEK_OFF, as TCP has it since Linux 6.9 (passt walks its sockets'
+ * data with it): -1 (off) on a new socket; set, each MSG_PEEK starts at
+ * the offset and moves it on, a read moves it back by what it took
+ * (never below 0); past the data a nonblocking peek gets EAGAIN; -1
+ * turns it off again.
+ */
+static void test_so_peek_off(void)
+{
+	socklen_t len = sizeof(int);
+	char buf[1000];
+	int c, s, v;
+
+	net_pair(&c, &s);
+	if (getsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &v, &len)) {
+		CHECK(!test_is_sdp() && errno == EOPNOTSUPP &&
+		      !kernel_at_least(6, 9), "SO_PEEK_OFF: %s",
+		      strerror(errno));
+		close(s);
+		close(c);
+		tap_skip("TCP has SO_PEEK_OFF from Linux 6.9 on");
+	}
+	CHECK(v == -1, "SO_PEEK_OFF %d on a new socket", v);
+	send_pattern(c, 5000, 29, 0);
+	CHECK(inq_is(s, 5000), "%d of 5000 bytes queued", inq(s));
+	v = 0;
+	CHECK_OK(setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &v, sizeof(v)));
+	peek_at(s, 1000, 29, 0);
+	peek_at(s, 1000, 29, 1000);
+	CHECK(sockopt_get(s, SOL_SOCKET, SO_PEEK_OFF) == 2000,
+	      "SO_PEEK_OFF %d after peeking 2000",
+	      sockopt_get(s, SOL_SOCKET, SO_PEEK_OFF));
+	CHECK(recv(s, buf, 500, 0) == 500 && pattern_check(buf, 500, 29, 0) < 0,
+	      "a read takes the first bytes");
+	CHECK(sockopt_get(s, SOL_SOCKET, SO_PEEK_OFF) == 1500,
+	      "SO_PEEK_OFF %d after reading 500",
+	      sockopt_get(s, SOL_SOCKET, SO_PEEK_OFF));
+	peek_at(s, 1000, 29, 2000);
+	peek_at(s, 1000, 29, 3000);
+	peek_at(s, 500, 29, 4000);
+	peek_at(s, 500, 29, 4500);
+	CHECK_ERRNO(recv(s, buf, 1, MSG_PEEK | MSG_DONTWAIT), EAGAIN);
+	CHECK(recv(s, buf, 1000, 0) == 1000 &&
+	      pattern_check(buf, 1000, 29, 500) < 0, "the next read");
+	CHECK(sockopt_get(s, SOL_SOCKET, SO_PEEK_OFF) == 3500,
+	      "SO_PEEK_OFF %d", sockopt_get(s, SOL_SOCKET, SO_PEEK_OFF));
+	v = -1;
+	CHECK_OK(setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &v, sizeof(v)));
+	peek_at(s, 1000, 29, 1500);
+	peek_at(s, 1000, 29, 1500);
+	recv_pattern(s, 3500, 29, 1500);
+	close(s);
+	close(c);
+}
+
 /*
  * MSG_DONTWAIT on a blocking socket with nothing queued: EAGAIN at once,
  * and the socket stays blocking; O_NONBLOCK gives the same for read().
@@ -3699,6 +3775,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_slow_reader_not_reset),
 	TAP_TEST(test_msg_peek),
 	TAP_TEST(test_msg_trunc_discards),
+	TAP_TEST(test_so_peek_off),
 	TAP_TEST(test_msg_dontwait),
 	TAP_TEST(test_msg_waitall),
 	TAP_TEST(test_siocinq),

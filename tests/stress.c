@@ -234,8 +234,8 @@ static const int errs_poll[] = { EINTR, 0 };
  * answers of sock_setsockopt()/sock_getsockopt() to the names and
  * values the test passes (zeroed or small values, odd lengths): EINVAL
  * (length or value), ENOPROTOOPT (unknown or read-only name),
- * EOPNOTSUPP (SO_ZEROCOPY, SO_RESERVE_MEM, SO_PEEK_OFF: not for this
- * family), ENODEV (SO_BINDTODEVICE of a name that is no device), EPERM
+ * EOPNOTSUPP (SO_ZEROCOPY, SO_RESERVE_MEM: not for this family; SO_PEEK_OFF
+ * on TCP before 6.9), ENODEV (SO_BINDTODEVICE of a name that is no device), EPERM
  * (SO_TXTIME clock checks), ENOENT (SO_DETACH_FILTER with none),
  * EDOM (a timeval out of range: never passed, the timeouts are left
  * alone), ENODATA (SO_PEERGROUPS, SO_PEERPIDFD: no peer credentials),
@@ -1535,11 +1535,15 @@ static bool sdp_tcp_name(int name, bool set)
 	}
 }
 
-/* Random SOL_SOCKET names set to zero: never the timeouts (0 = forever). */
+/*
+ * Random SOL_SOCKET names set to zero: never the timeouts (0 = forever),
+ * nor SO_PEEK_OFF (peeks would no longer start at the data checked).
+ */
 static bool sol_socket_unsafe(int name)
 {
 	return name == SO_RCVTIMEO || name == SO_SNDTIMEO ||
-	       name == SO_RCVTIMEO_NEW || name == SO_SNDTIMEO_NEW;
+	       name == SO_RCVTIMEO_NEW || name == SO_SNDTIMEO_NEW ||
+	       name == SO_PEEK_OFF;
 }
 
 static void check_sol_socket_value(struct worker *w, int fd, int name,
