@@ -96,6 +96,8 @@ static_assert(SDP_BUF_SMALL < SDP_BUF_SIZE);
  * @flags: tx: the BSDH flags of the message (SDP_OOB_*)
  * @size: bytes of @data: SDP_BUF_SIZE, SDP_BUF_SMALL (a receive ring that
  *	starts small) or SDP_CTRL_SIZE (control); 0 without a buffer
+ * @posted: tx and ctrl: when its send was posted (ktime_get_ns()), for
+ *	the round-trip time
  */
 struct sdp_buf {
 	struct ib_cqe cqe;
@@ -108,6 +110,22 @@ struct sdp_buf {
 	u32 part;
 	u8 mid;
 	u8 flags;
+	u64 posted;
+};
+
+/**
+ * struct sdp_rtt - round-trip time of our sends, from posting to the
+ *	peer's acknowledgment, estimated as TCP does (RFC 6298); TCP_INFO
+ * @srtt8: smoothed, in microseconds times 8 (0: no sample yet)
+ * @mdev4: mean deviation, in microseconds times 4
+ * @min: the smallest sample, in microseconds
+ *
+ * Under sdp_sock::lock.
+ */
+struct sdp_rtt {
+	u32 srtt8;
+	u32 mdev4;
+	u32 min;
 };
 
 /* sdp_sock::urg_state: urgent data, as TCP's urg_data (sdp_rx.c) */
@@ -458,6 +476,7 @@ struct sdp_ka {
  *	its contents under lock_sock() (sdp_work())
  * @mem_pages: pages of buffers charged to the namespace (sdp_mem.c);
  *	under lock_sock()
+ * @rtt: round-trip time of our sends (sdp_tx.c); under @lock
  * @ka: keepalive and persist probes (sdp_keepalive.c); its timer is
  *	sk->sk_timer
  * @stats: per-socket counters (sdp_stats.h), under @lock
@@ -538,6 +557,7 @@ struct sdp_sock {
 	unsigned int zc_busy;
 	struct sdp_zc_async *zc_async;
 	long mem_pages;
+	struct sdp_rtt rtt;
 	struct sdp_ka ka;
 	struct sdp_sock_stats stats;
 };

@@ -82,6 +82,7 @@ static void sdp_conn_state_init(struct sdp_sock *ssk)
 {
 	ssk->rx_posted = 0;
 	ssk->rx_small_posted = 0;
+	ssk->rtt = (struct sdp_rtt){};
 	ssk->rx_chg_mseq = 0;
 	ssk->rx_last = jiffies;
 	ssk->rx_data_run = 0;

@@ -318,6 +318,10 @@ static void sdp_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 	ti->tcpi_snd_cwnd = max(ssk->tx_credits, 0);
 	ti->tcpi_rcv_space = ssk->rx_count * (SDP_BUF_SIZE - SDP_HDR);
 	ti->tcpi_notsent_bytes = sdp_tx_notsent(ssk);
+	/* As TCP's: microseconds; no sample yet: 0, and min_rtt ~0U. */
+	ti->tcpi_rtt = ssk->rtt.srtt8 >> 3;
+	ti->tcpi_rttvar = ssk->rtt.mdev4 >> 2;
+	ti->tcpi_min_rtt = ssk->rtt.srtt8 ? ssk->rtt.min : ~0U;
 	in_flight = ssk->tx_bytes - ssk->tx_fill - ssk->tx_unposted;
 	ti->tcpi_bytes_sent = st->cnt[SDP_SC_BCOPY_TX_BYTES] +
 			      st->cnt[SDP_SC_ZCOPY_TX_BYTES];

@@ -295,6 +295,7 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off,
 		wr.opcode = IB_WR_SEND_WITH_INV;
 		wr.ex.invalidate_rkey = *inv;
 	}
+	b->posted = ktime_get_ns();
 	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma + off, len,
 				      DMA_TO_DEVICE);
 	return ib_post_send(ssk->qp, &wr, NULL);
@@ -763,6 +764,30 @@ bool sdp_tx_writable(const struct sdp_sock *ssk)
 	return !READ_ONCE(ssk->zc_async) && sdp_tx_room(ssk);
 }
 
+/*
+ * A send of ours completed, acknowledged by the peer: a round-trip
+ * sample for the estimator TCP uses (RFC 6298).  ssk->lock held.
+ */
+static void sdp_rtt_sample(struct sdp_sock *ssk, const struct sdp_buf *b)
+{
+	struct sdp_rtt *r = &ssk->rtt;
+	u32 us = clamp_t(u64, div_u64(ktime_get_ns() - b->posted,
+				      NSEC_PER_USEC), 1, U32_MAX / 8);
+	s32 d;
+
+	lockdep_assert_held(&ssk->lock);
+	if (!r->srtt8) {
+		r->srtt8 = us << 3;
+		r->mdev4 = us << 1;	/* a variation of half the sample */
+		r->min = us;
+		return;
+	}
+	d = us - (r->srtt8 >> 3);
+	r->srtt8 += d;
+	r->mdev4 = r->mdev4 - (r->mdev4 >> 2) + abs(d);
+	r->min = min(r->min, us);
+}
+
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_sock *ssk = cq->cq_context;
@@ -771,6 +796,8 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool part;
 
 	spin_lock(&ssk->lock);
+	if (wc->status == IB_WC_SUCCESS)
+		sdp_rtt_sample(ssk, b);
 	part = ssk->tx_tail == ssk->tx_post &&
 	       test_and_clear_bit(SDP_F_TX_PIECE, &ssk->flags);
 	if (part) {
@@ -812,6 +839,7 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&ssk->lock);
 	ssk->ctrl_tail++;
 	if (wc->status == IB_WC_SUCCESS) {
+		sdp_rtt_sample(ssk, b);
 		if (b->mid == SDP_MID_DISCONN)
 			sdp_close_disconn_done(ssk);
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&

@@ -2242,6 +2242,39 @@ static void test_tcp_info_counters(void)
 }
 
 /*
+ * TCP_INFO's round-trip time, where SDP has one: after twenty round
+ * trips both ends report a smoothed RTT, its variation and a minimum,
+ * the minimum no more than the smoothed value, all below 2 s (SDP times
+ * its sends from posting to the peer's acknowledgment).
+ */
+static void test_tcp_info_rtt(void)
+{
+	struct test_tcp_info ti;
+	int c, s, i, fd;
+	char b = 0;
+
+	net_pair(&c, &s);
+	for (i = 0; i < 20; i++) {
+		CHECK(send(c, &b, 1, 0) == 1 && read_all(s, &b, 1) == 1 &&
+		      send(s, &b, 1, 0) == 1 && read_all(c, &b, 1) == 1,
+		      "round trip %d: %s", i, strerror(errno));
+	}
+	for (i = 0; i < 2; i++) {
+		fd = i ? s : c;
+		CHECK_OK(test_tcp_info(fd, &ti));
+		CHECK(ti.rtt > 0 && ti.rtt < 2000000 && ti.min_rtt > 0 &&
+		      ti.min_rtt <= ti.rtt && ti.rttvar < 2000000,
+		      "%s: rtt %u us, rttvar %u, min_rtt %u", i ? "server" :
+		      "client", ti.rtt, ti.rttvar, ti.min_rtt);
+		tap_diag("%s: rtt %u us, rttvar %u, min_rtt %u",
+			 i ? "server" : "client", ti.rtt, ti.rttvar,
+			 ti.min_rtt);
+	}
+	close(s);
+	close(c);
+}
+
+/*
  * SO_RCVLOWAT: poll() reports readable only from that many bytes on, and
  * a blocking recv() waits for them.  SO_SNDLOWAT cannot be set (Linux:
  * ENOPROTOOPT) and reads 1.
@@ -3786,6 +3819,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_tcp_nodelay_cork),
 	TAP_TEST(test_tcp_options_programs_set),
 	TAP_TEST(test_tcp_info_counters),
+	TAP_TEST(test_tcp_info_rtt),
 	TAP_TEST(test_so_lowat),
 	TAP_TEST(test_tcp_notsent_lowat),
 	TAP_TEST(test_small_writes_coalesced),

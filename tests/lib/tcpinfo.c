@@ -26,5 +26,8 @@ int test_tcp_info(int fd, struct test_tcp_info *ti)
 	ti->segs_in = k.tcpi_segs_in;
 	ti->data_segs_in = k.tcpi_data_segs_in;
 	ti->notsent_bytes = k.tcpi_notsent_bytes;
+	ti->rtt = k.tcpi_rtt;
+	ti->rttvar = k.tcpi_rttvar;
+	ti->min_rtt = k.tcpi_min_rtt;
 	return 0;
 }

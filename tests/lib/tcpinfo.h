@@ -20,6 +20,9 @@ struct test_tcp_info {
 	uint32_t segs_in;
 	uint32_t data_segs_in;
 	uint32_t notsent_bytes;
+	uint32_t rtt;		/* microseconds, smoothed */
+	uint32_t rttvar;
+	uint32_t min_rtt;
 };
 
 /* getsockopt(TCP_INFO) into @ti; returns getsockopt's result. */
