@@ -922,7 +922,7 @@ size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 		err = sdp_zc_advertise(ssk, mr, len);
 	}
 	if (!err) {
-		ssk->zc_async = za;
+		WRITE_ONCE(ssk->zc_async, za);
 		ssk->zc_busy++;
 	}
 	spin_unlock_bh(&ssk->lock);
@@ -1122,7 +1122,7 @@ static void sdp_zc_async_end(struct sdp_sock *ssk, struct sdp_zc_async *za)
 	mmdrop(za->zp.mm);
 	kvfree(za->bvec);
 	spin_lock_bh(&ssk->lock);
-	ssk->zc_async = NULL;
+	WRITE_ONCE(ssk->zc_async, NULL);
 	clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
 	/* A DisConn may wait for it. */
 	sdp_tx_try_control(ssk);

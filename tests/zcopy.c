@@ -1062,6 +1062,37 @@ static int outq(int fd)
 }
 
 /*
+ * A connected pair, SO_ZEROCOPY on *@c, and a nonblocking MSG_ZEROCOPY
+ * send from *@c of 1 MiB of stream @seed, which @buf gets: what it took.
+ */
+static ssize_t msgzc_pair_send(int *c, int *s, char *buf, uint64_t seed)
+{
+	ssize_t k;
+
+	net_pair(c, s);
+	msgzc_on(*c, *s, buf);
+	pattern_fill(buf, MIB, seed, 0);
+	k = msgzc_send_nb(*c, buf, MIB);
+	CHECK(k > 0 && k <= MIB, "nonblocking send: %zd (%s)", k,
+	      strerror(errno));
+	return k;
+}
+
+/* @s reads @k bytes of stream @seed, then the end of the stream. */
+static void read_to_end(int s, size_t k, uint64_t seed)
+{
+	struct reader r = { .fd = s, .seed = seed, .want = k };
+	pthread_t t;
+	char ch;
+
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	reader_join(t, &r);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of stream");
+	CHECK(recv(s, &ch, 1, MSG_DONTWAIT) == 0, "after the data: %s",
+	      strerror(errno));
+}
+
+/*
  * A nonblocking MSG_ZEROCOPY send goes zero-copy, as an event-driven
  * server written for TCP expects: it returns at once with the bytes of
  * one advertisement (at most 1 MiB), which the peer then reads from the
@@ -1168,12 +1199,8 @@ static void test_msg_zerocopy_nonblocking_declined(void)
 	int c, s;
 
 	need_sdp();
-	net_pair(&c, &s);
-	msgzc_on(c, s, buf);
-	pattern_fill(buf, MIB + 1000, 92, 0);
-	k = msgzc_send_nb(c, buf, MIB);
-	CHECK(k > 0 && k <= MIB, "nonblocking send: %zd (%s)", k,
-	      strerror(errno));
+	k = msgzc_pair_send(&c, &s, buf, 92);
+	pattern_fill(buf + MIB, 1000, 92, MIB);
 	CHECK(recv(s, peek, sizeof(peek), MSG_PEEK) == sizeof(peek),
 	      "peek: %s", strerror(errno));
 	CHECK(pattern_check(peek, sizeof(peek), 92, 0) < 0, "wrong byte peeked");
@@ -1219,11 +1246,7 @@ static void test_msg_zerocopy_nonblocking_stalled(void)
 	int c, s;
 
 	need_sdp();
-	net_pair(&c, &s);
-	msgzc_on(c, s, buf);
-	pattern_fill(buf, MIB, 94, 0);
-	k = msgzc_send_nb(c, buf, MIB);
-	CHECK(k > 0, "nonblocking send: %zd (%s)", k, strerror(errno));
+	k = msgzc_pair_send(&c, &s, buf, 94);
 	CHECK(wait_until(cancel_sent, &c, WAIT_MS),
 	      "the stalled advertisement was not cancelled");
 	CHECK(info(s).sdpi_cancel_rx == 1, "the peer saw %llu SrcAvailCancel",
@@ -1259,26 +1282,14 @@ static bool hung_up(void *arg)
 static void test_msg_zerocopy_nonblocking_close(void)
 {
 	char *buf = xmalloc(MIB), ch;
-	struct reader r = { .seed = 93 };
-	pthread_t t;
 	ssize_t k;
 	pid_t pid;
 	int c, s;
 
 	need_sdp();
-	net_pair(&c, &s);
-	msgzc_on(c, s, buf);
-	pattern_fill(buf, MIB, 93, 0);
-	k = msgzc_send_nb(c, buf, MIB);
-	CHECK(k > 0, "nonblocking send: %zd (%s)", k, strerror(errno));
+	k = msgzc_pair_send(&c, &s, buf, 93);
 	CHECK_OK(close(c));
-	r.fd = s;
-	r.want = k;
-	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
-	reader_join(t, &r);
-	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of stream");
-	CHECK(recv(s, &ch, 1, MSG_DONTWAIT) == 0, "after the data: %s",
-	      strerror(errno));
+	read_to_end(s, k, 93);
 	close(s);
 	expect_unpinned();
 
@@ -1290,19 +1301,11 @@ static void test_msg_zerocopy_nonblocking_close(void)
 		_exit(msgzc_send_nb(c, buf, MIB) == MIB ? 0 : 1);
 	close(c);
 	wait_child_ok(pid, "the sender that exits");
-	r = (struct reader){ .fd = s, .seed = 93, .want = MIB };
-	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
-	reader_join(t, &r);
-	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "no end of stream");
-	CHECK(recv(s, &ch, 1, MSG_DONTWAIT) == 0, "after the data: %s",
-	      strerror(errno));
+	read_to_end(s, MIB, 93);
 	close(s);
 	expect_unpinned();
 
-	net_pair(&c, &s);
-	msgzc_on(c, s, buf);
-	k = msgzc_send_nb(c, buf, MIB);
-	CHECK(k > 0, "nonblocking send: %zd (%s)", k, strerror(errno));
+	msgzc_pair_send(&c, &s, buf, 93);
 	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "nothing to read");
 	CHECK_OK(close(s));		/* unread data: the connection is reset */
 	CHECK(wait_until(hung_up, &c, WAIT_MS), "the sender saw no reset");
