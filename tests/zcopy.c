@@ -1315,6 +1315,182 @@ static void test_msg_zerocopy_nonblocking_close(void)
 	close(c);
 }
 
+/* ---- A storm of nonblocking MSG_ZEROCOPY sends ---- */
+
+#define STORM_THREADS	3
+#define STORM_MS	15000
+
+struct storm {
+	int id;
+	long rounds;
+	const char *err;
+};
+
+static bool sdp_sockets_back(void *arg)
+{
+	return proc_net_sdp_count() <= *(int *)arg;
+}
+
+static void storm_notes(int fd)
+{
+	struct zc_note n;
+
+	while (!zc_note_read(fd, &n))
+		;
+}
+
+/* Read from @s until the end of the stream, an error, or @ms. */
+static void storm_drain(int s, char *buf, int ms)
+{
+	long long end = now_ms() + ms;
+	ssize_t r;
+
+	while (now_ms() < end) {
+		if (!(wait_fd(s, POLLIN, 100) & (POLLIN | POLLERR | POLLHUP)))
+			continue;
+		r = recv(s, buf, MIB, MSG_DONTWAIT);
+		if (!r || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+	}
+}
+
+static void *storm_fn(void *arg)
+{
+	struct storm *st = arg;
+	char *buf = malloc(3 * MIB), *rbuf = malloc(MIB);
+	struct rng rng;
+	long long end = now_ms() + STORM_MS;
+
+	rng_seed(&rng, 1000 + st->id);
+	if (!buf || !rbuf) {
+		st->err = "malloc";
+		goto out;
+	}
+	memset(buf, st->id, 3 * MIB);
+	while (now_ms() < end) {
+		struct linger lg = { 1, 0 };
+		int c, s, i, n, one = 1;
+
+		net_pair(&c, &s);
+		if (setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+			st->err = "SO_ZEROCOPY";
+			close(c);
+			close(s);
+			break;
+		}
+		n = rng_range(&rng, 1, 4);
+		for (i = 0; i < n; i++) {
+			size_t len = MIB + rng_range(&rng, 0, MIB);
+			ssize_t r = send(c, buf + rng_range(&rng, 0, 4095), len,
+					 MSG_ZEROCOPY | MSG_DONTWAIT |
+					 MSG_NOSIGNAL);
+			int q;
+
+			if (r < 0 && errno != EAGAIN)
+				break;
+			switch (rng_range(&rng, 0, 9)) {
+			case 0:
+				recv(s, rbuf, 100, MSG_PEEK | MSG_DONTWAIT);
+				break;
+			case 1:
+				recv(s, NULL, MIB, MSG_TRUNC | MSG_DONTWAIT);
+				break;
+			case 2: case 3: case 4: case 5:
+				recv(s, rbuf, rng_range(&rng, 1, MIB),
+				     MSG_DONTWAIT);
+				break;
+			}
+			wait_fd(c, POLLOUT, rng_range(&rng, 0, 50));
+			storm_notes(c);
+			if (ioctl(c, SIOCOUTQ, &q) || ioctl(c, SIOCOUTQNSD, &q)) {
+				st->err = "SIOCOUTQ/SIOCOUTQNSD";
+				break;
+			}
+		}
+		switch (rng_range(&rng, 0, 5)) {
+		case 0:		/* unread data: the connection is reset */
+			close(c);
+			close(s);
+			break;
+		case 1:		/* abort */
+			setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			close(c);
+			close(s);
+			break;
+		case 2:		/* the sender closes, the peer reads it all */
+			close(c);
+			storm_drain(s, rbuf, 3000);
+			close(s);
+			break;
+		case 3:		/* the peer resets, the sender sees it */
+			close(s);
+			wait_fd(c, 0, 20);
+			storm_notes(c);
+			close(c);
+			break;
+		default:	/* half close, read it all, then the notes */
+			shutdown(c, SHUT_WR);
+			storm_drain(s, rbuf, 3000);
+			storm_notes(c);
+			close(c);
+			close(s);
+			break;
+		}
+		st->rounds++;
+	}
+out:
+	free(buf);
+	free(rbuf);
+	return NULL;
+}
+
+/*
+ * Hardening: for 15 s, three threads each open a connection, make one to
+ * four nonblocking MSG_ZEROCOPY sends of 1 to 2 MiB while the peer peeks,
+ * drops (MSG_TRUNC), reads part or nothing, and end it every way there
+ * is (reset by unread data, SO_LINGER 0, close with the peer reading,
+ * the peer's reset, half close), the sender's advertisements still in
+ * progress.  Every thread must finish, and then no SDP socket and no
+ * pinned page may be left (the harness adds a clean kernel log, no RDMA
+ * resource left and the module unloading).
+ */
+static void test_msg_zerocopy_nonblocking_storm(void)
+{
+	struct storm st[STORM_THREADS];
+	pthread_t t[STORM_THREADS];
+	int before, c, s, one = 1, i;
+	long rounds = 0;
+
+	need_sdp();
+	net_pair(&c, &s);
+	if (setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+		CHECK(errno == EOPNOTSUPP && !kernel_at_least(6, 12),
+		      "SO_ZEROCOPY: %s", strerror(errno));
+		close(c);
+		close(s);
+		tap_skip("SO_ZEROCOPY: this kernel's socket core does not pass it to SDP");
+	}
+	close(c);
+	close(s);
+	before = proc_net_sdp_count();
+	for (i = 0; i < STORM_THREADS; i++) {
+		st[i] = (struct storm){ .id = i };
+		CHECK_OK(pthread_create(&t[i], NULL, storm_fn, &st[i]));
+	}
+	for (i = 0; i < STORM_THREADS; i++) {
+		CHECK(join_ms(t[i], STORM_MS + 6 * WAIT_MS) == 0,
+		      "storm thread %d did not finish", i);
+		CHECK(!st[i].err, "storm thread %d: %s (%s)", i, st[i].err,
+		      strerror(errno));
+		rounds += st[i].rounds;
+	}
+	tap_diag("%ld connections", rounds);
+	CHECK(rounds >= STORM_THREADS, "only %ld connections", rounds);
+	CHECK(wait_until(sdp_sockets_back, &before, 3 * WAIT_MS),
+	      "%d SDP sockets left, %d before", proc_net_sdp_count(), before);
+	expect_unpinned();
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_sockopts),
 	TAP_TEST(test_path_counters),
@@ -1328,6 +1504,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_msg_zerocopy_nonblocking_declined),
 	TAP_TEST(test_msg_zerocopy_nonblocking_close),
 	TAP_TEST(test_msg_zerocopy_nonblocking_stalled),
+	TAP_TEST(test_msg_zerocopy_nonblocking_storm),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
 	TAP_TEST(test_signal_after_partial_read),
