@@ -25,7 +25,8 @@
  *   UIO_MAXIOV elements, an unmapped iovec array),
  *   setsockopt/getsockopt at SOL_SOCKET, SOL_TCP, SOL_SDP and random
  *   levels with random names, lengths and pointers, ioctl (FIONREAD/
- *   SIOCINQ, SIOCOUTQ, SIOCATMARK, FIONBIO, random commands), shutdown,
+ *   SIOCINQ, SIOCOUTQ, SIOCOUTQNSD, SIOCATMARK, FIONBIO, random
+ *   commands), shutdown,
  *   poll, getsockname/getpeername, dup/dup2/dup3/F_DUPFD_CLOEXEC over
  *   other slots, close (also with SO_LINGER {1, 0} and {1, 1}), and on
  *   purpose:
@@ -223,7 +224,7 @@ static const int errs_listen[] = { EBADF, EINVAL, EADDRINUSE, 0 };
 static const int errs_shutdown[] = { EBADF, ENOTCONN, 0 };
 /* getsockname()/getpeername(): ENOTCONN (peer of an unconnected one). */
 static const int errs_getname[] = { EBADF, ENOTCONN, 0 };
-/* SIOCINQ/SIOCOUTQ: EINVAL on a listener, as TCP. */
+/* SIOCINQ/SIOCOUTQ/SIOCOUTQNSD: EINVAL on a listener, as TCP. */
 static const int errs_inq[] = { EBADF, EINVAL, 0 };
 /* dup2()/dup3(): EBUSY when racing with the allocation of that number. */
 static const int errs_dup[] = { EBADF, EBUSY, 0 };
@@ -1831,8 +1832,8 @@ static void op_ioctl(struct worker *w)
 		what = c ? "ioctl(SIOCINQ)" : "ioctl(FIONREAD)";
 		break;
 	case 3 ... 4:
-		cmd = SIOCOUTQ;
-		what = "ioctl(SIOCOUTQ)";
+		cmd = c == 3 ? SIOCOUTQ : SIOCOUTQNSD;
+		what = c == 3 ? "ioctl(SIOCOUTQ)" : "ioctl(SIOCOUTQNSD)";
 		break;
 	case 5:
 		cmd = SIOCATMARK;

@@ -1458,18 +1458,12 @@ static void test_msg_zerocopy_nonblocking_storm(void)
 {
 	struct storm st[STORM_THREADS];
 	pthread_t t[STORM_THREADS];
-	int before, c, s, one = 1, i;
+	int before, c, s, i;
 	long rounds = 0;
 
 	need_sdp();
 	net_pair(&c, &s);
-	if (setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
-		CHECK(errno == EOPNOTSUPP && !kernel_at_least(6, 12),
-		      "SO_ZEROCOPY: %s", strerror(errno));
-		close(c);
-		close(s);
-		tap_skip("SO_ZEROCOPY: this kernel's socket core does not pass it to SDP");
-	}
+	msgzc_on(c, s, NULL);
 	close(c);
 	close(s);
 	before = proc_net_sdp_count();
