@@ -435,6 +435,9 @@ struct sdp_ka {
  *	net.sdp.tx_idle_ms without a send (sdp_tx_ring_idle()); changed
  *	under lock_sock() and @lock
  * @tx_last: jiffies of the last sendmsg() that had the buffers
+ * @tx_held: jiffies (never 0) since the slot being filled is held back
+ *	for MSG_MORE or TCP_CORK, or 0; it goes after SDP_TX_CORK_MAX (as
+ *	TCP's); under @lock
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted (a slot bigger than the peer's buffers
  *	goes in parts, one at a time: SDP_F_TX_PIECE, sdp_buf::off)
@@ -521,6 +524,7 @@ struct sdp_sock {
 	unsigned int tx_count;
 	unsigned int tx_alloc;
 	unsigned long tx_last;
+	unsigned long tx_held;
 	unsigned int tx_head;
 	unsigned int tx_post;
 	unsigned int tx_tail;
@@ -633,6 +637,7 @@ void sdp_set_state(struct sock *sk, int state);
 /* sdp_close.c: the close and abort state machine */
 void sdp_queue_work(struct sdp_sock *ssk);
 void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay);
+void sdp_queue_work_within(struct sdp_sock *ssk, unsigned long delay);
 void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 bool sdp_abort_in_flight(const struct sdp_sock *ssk);
@@ -735,6 +740,9 @@ void sdp_tx_ring_ready(struct sdp_sock *ssk);
 int sdp_tx_slot_ready(struct sdp_sock *ssk);
 bool sdp_tx_slot_has_buf(const struct sdp_sock *ssk);
 unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk);
+/* A write held back for MSG_MORE or TCP_CORK goes after this (TCP's). */
+#define SDP_TX_CORK_MAX		(HZ / 5)
+unsigned long sdp_tx_cork_expire(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);
 bool sdp_tx_room(const struct sdp_sock *ssk);

@@ -69,6 +69,24 @@ void sdp_queue_work(struct sdp_sock *ssk)
 		sock_put(&ssk->sk);	/* it was queued: that one runs now */
 }
 
+/*
+ * Run sdp_work() within @delay: queue it, or bring it forward if it is
+ * queued for later.
+ */
+void sdp_queue_work_within(struct sdp_sock *ssk, unsigned long delay)
+{
+	sock_hold(&ssk->sk);
+	if (timer_pending(&ssk->work.timer) &&
+	    time_before(jiffies + delay, READ_ONCE(ssk->work.timer.expires))) {
+		/* Pending already: it holds its reference. */
+		if (mod_delayed_work(sdp_wq, &ssk->work, delay))
+			sock_put(&ssk->sk);
+		return;
+	}
+	if (!queue_delayed_work(sdp_wq, &ssk->work, delay))
+		sock_put(&ssk->sk);
+}
+
 /* Run sdp_work() after @delay, unless it is queued already. */
 void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
 {
@@ -484,7 +502,7 @@ void sdp_work(struct work_struct *work)
 	if (destroy) {
 		id = sdp_conn_detach(ssk);
 	} else if (qp) {
-		unsigned long rx_again;
+		unsigned long rx_again, cork_again;
 
 		again = sdp_tx_ring_idle(ssk);
 		if (test_and_clear_bit(SDP_F_RX_RETIRE, &ssk->flags))
@@ -496,6 +514,9 @@ void sdp_work(struct work_struct *work)
 		rx_again = sdp_rx_ring_idle(ssk);
 		if (rx_again && (!again || rx_again < again))
 			again = rx_again;
+		cork_again = sdp_tx_cork_expire(ssk);
+		if (cork_again && (!again || cork_again < again))
+			again = cork_again;
 	}
 	if (zc_again && (!again || zc_again < again))
 		again = zc_again;

@@ -360,6 +360,7 @@ static void sdp_tx_commit(struct sdp_sock *ssk, u8 flags)
 		ssk->tx_unposted += ssk->tx_fill;
 		ssk->tx_fill = 0;
 	}
+	ssk->tx_held = 0;
 	clear_bit(SDP_F_NAGLE, &ssk->flags);
 }
 
@@ -905,6 +906,34 @@ static int sdp_wait_connect(struct sock *sk, long *timeo)
 }
 
 /**
+ * sdp_tx_cork_expire() - send a write held back too long
+ * @ssk: the socket, lock_sock() held (sdp_work())
+ *
+ * A partial message held back for MSG_MORE or TCP_CORK goes after
+ * SDP_TX_CORK_MAX, as TCP sends a corked partial segment after 200 ms: a
+ * program whose last write said more was to come (sendfile() past the
+ * end of its file does) is not left with bytes that never go.
+ *
+ * Return: how long until it should look again, or 0 for nothing held.
+ */
+unsigned long sdp_tx_cork_expire(struct sdp_sock *ssk)
+{
+	unsigned long due, again = 0;
+
+	sock_owned_by_me(&ssk->sk);
+	spin_lock_bh(&ssk->lock);
+	if (ssk->tx_held && ssk->tx_fill) {
+		due = ssk->tx_held + SDP_TX_CORK_MAX;
+		if (time_before(jiffies, due))
+			again = due - jiffies;
+		else
+			sdp_tx_flush(ssk);
+	}
+	spin_unlock_bh(&ssk->lock);
+	return again;
+}
+
+/**
  * sdp_tx_fill() - copy the next bytes into the send ring, without waiting
  * @ssk: the socket, lock_sock() held; the one filler (sendmsg() under
  *	tx_mutex, or sdp_work() for a MSG_ZEROCOPY send in progress, which
@@ -991,6 +1020,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 	bool more = msg->msg_flags & MSG_MORE;
 	bool oob = msg->msg_flags & MSG_OOB;
 	bool zc_off = oob;	/* urgent data goes in Data messages */
+	bool held = false;
 	size_t copied = 0;
 	long timeo;
 	int err = 0;
@@ -1077,6 +1107,10 @@ out:
 		sdp_tx_flush_flags(ssk, SDP_OOB_PRES | SDP_OOB_PEND);
 	} else if (more || test_bit(SDP_O_CORK, &ssk->opts)) {
 		clear_bit(SDP_F_NAGLE, &ssk->flags);	/* held for MSG_MORE */
+		if (ssk->tx_fill && !ssk->tx_held) {
+			ssk->tx_held = jiffies | 1;
+			held = true;
+		}
 		sdp_tx_try_control(ssk);
 	} else if (sdp_tx_hold(ssk)) {
 		set_bit(SDP_F_NAGLE, &ssk->flags);
@@ -1085,6 +1119,8 @@ out:
 		sdp_tx_flush(ssk);
 	}
 	spin_unlock_bh(&ssk->lock);
+	if (held)
+		sdp_queue_work_within(ssk, SDP_TX_CORK_MAX);
 	return copied;
 
 out_err:

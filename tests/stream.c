@@ -2408,6 +2408,57 @@ static void test_msg_more(void)
 	close(c);
 }
 
+/*
+ * How long after a write held back with @flags (MSG_MORE, or TCP_CORK
+ * set when @cork) the peer can read it, with no further call; -1 for
+ * not within 3 s.
+ */
+static long long held_write_ms(int flags, bool cork)
+{
+	long long t0, ms = -1;
+	char buf[100];
+	int c, s;
+
+	net_pair(&c, &s);
+	if (cork)
+		sockopt_set(c, IPPROTO_TCP, TCP_CORK, 1);
+	pattern_fill(buf, sizeof(buf), 47, 0);
+	t0 = now_ms();
+	CHECK(send(c, buf, sizeof(buf), flags) == (ssize_t)sizeof(buf),
+	      "send: %s", strerror(errno));
+	if (wait_fd(s, POLLIN, 3000) & POLLIN) {
+		ms = now_ms() - t0;
+		recv_pattern(s, sizeof(buf), 47, 0);
+	}
+	close(s);
+	close(c);
+	return ms;
+}
+
+/*
+ * A partial write held back for MSG_MORE or TCP_CORK is not held for
+ * ever: TCP sends it after 200 ms (tcp(7): TCP_CORK's ceiling), and a
+ * program whose last write said more was coming (sendfile() past the end
+ * of its file does) relies on it.  It is held, though: not at once.
+ */
+static void test_held_write_ceiling(void)
+{
+	long long more = held_write_ms(MSG_MORE, false);
+	long long cork = held_write_ms(0, true);
+
+	tap_diag("held for %lld ms (MSG_MORE), %lld ms (TCP_CORK)", more,
+		 cork);
+	CHECK(more >= 0, "a write with MSG_MORE did not arrive within 3 s");
+	CHECK(cork >= 0, "a corked write did not arrive within 3 s");
+	CHECK(more >= 50 && cork >= 50,
+	      "not held back: arrived after %lld ms (MSG_MORE), %lld ms (TCP_CORK)",
+	      more, cork);
+	/* 200 ms on TCP; four times that for a slow machine. */
+	CHECK(more <= 800 && cork <= 800,
+	      "held for %lld ms (MSG_MORE), %lld ms (TCP_CORK); TCP's ceiling is 200 ms",
+	      more, cork);
+}
+
 /* SIOCINQ of @arg[0] at @arg[1] at least (wait_until()). */
 static bool inq_at_least(void *arg)
 {
@@ -3824,6 +3875,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_tcp_notsent_lowat),
 	TAP_TEST(test_small_writes_coalesced),
 	TAP_TEST(test_msg_more),
+	TAP_TEST(test_held_write_ceiling),
 	TAP_TEST(test_so_keepalive),
 	TAP_TEST(test_tcp_linger2),
 	TAP_TEST(test_tcp_inq),
