@@ -611,7 +611,8 @@ static u64 sdp_zcopy_tx_bytes(struct sdp_sock *ssk)
 	return sdp_sk_counter(&ssk->stats, ZCOPY_TX_BYTES);
 }
 
-static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+static int sdp_sendmsg_spliced(struct socket *sock, struct msghdr *msg,
+			       size_t len, bool spliced)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
@@ -631,7 +632,7 @@ static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto out;
 	lock_sock(sk);
 	zc_bytes = sdp_zcopy_tx_bytes(ssk);
-	ret = sdp_sendmsg_locked(sk, msg, len, &zc_note);
+	ret = sdp_sendmsg_locked(sk, msg, len, &zc_note, spliced);
 	zc_bytes = sdp_zcopy_tx_bytes(ssk) - zc_bytes;
 	release_sock(sk);
 	sdp_msgzc_end(sk, zc_note, ret, ret > 0 && zc_bytes < (u64)ret);
@@ -639,6 +640,32 @@ out:
 	mutex_unlock(&ssk->tx_mutex);
 	return ret;
 }
+
+static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	return sdp_sendmsg_spliced(sock, msg, len, sdp_msg_spliced(msg));
+}
+
+#ifdef SDP_HAVE_SENDPAGE
+/*
+ * Before Linux 6.5, sendfile() and splice() hand the socket one page at
+ * a time, flagged MSG_SENDPAGE_NOTLAST while more of the pipe follows;
+ * from 6.5 on, sendmsg() with MSG_SPLICE_PAGES does.
+ */
+static ssize_t sdp_sendpage(struct socket *sock, struct page *page,
+			    int offset, size_t size, int flags)
+{
+	struct msghdr msg = {};
+	struct bio_vec bvec;
+
+	if (flags & MSG_SENDPAGE_NOTLAST)
+		flags |= MSG_MORE;
+	msg.msg_flags = flags & ~MSG_SENDPAGE_NOTLAST;
+	bvec_set_page(&bvec, page, size, offset);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bvec, 1, size);
+	return sdp_sendmsg_spliced(sock, &msg, size, true);
+}
+#endif
 
 static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		       int flags)
@@ -686,6 +713,9 @@ static const struct proto_ops sdp_stream_ops = {
 	.setsockopt = sdp_setsockopt,
 	.getsockopt = sdp_getsockopt,
 	.sendmsg = sdp_sendmsg,
+#ifdef SDP_HAVE_SENDPAGE
+	.sendpage = sdp_sendpage,
+#endif
 	.recvmsg = sdp_recvmsg,
 	.set_peek_off = sk_set_peek_off,	/* SO_PEEK_OFF, as TCP's */
 	.mmap = sock_no_mmap,

@@ -477,6 +477,11 @@ struct sdp_ka {
  *	advertisement ended (sdp_zcopy.c), or NULL; no other data goes
  *	while it is there.  Set and cleared under lock_sock() and @lock;
  *	its contents under lock_sock() (sdp_work())
+ * @zc_gather: pages spliced to the socket (sendfile(), splice()) being
+ *	gathered for one advertisement, or NULL (sdp_zcopy.c); while
+ *	@zc_async is in progress they are the next to go: once sealed,
+ *	they become @zc_async when it ends.  Set and cleared under
+ *	lock_sock() and @lock
  * @mem_pages: pages of buffers charged to the namespace (sdp_mem.c);
  *	under lock_sock()
  * @rtt: round-trip time of our sends (sdp_tx.c); under @lock
@@ -560,6 +565,7 @@ struct sdp_sock {
 	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;
 	struct sdp_zc_async *zc_async;
+	struct sdp_zc_async *zc_gather;
 	long mem_pages;
 	struct sdp_rtt rtt;
 	struct sdp_ka ka;
@@ -757,7 +763,7 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 int sdp_getsockopt(struct socket *sock, int level, int optname,
 		   char __user *optval, int __user *optlen);
 int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
-		       struct sk_buff **zc_note);
+		       struct sk_buff **zc_note, bool spliced);
 void sdp_tx_flush(struct sdp_sock *ssk);
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
 void sdp_tx_try_control(struct sdp_sock *ssk);
@@ -800,6 +806,9 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 			 struct sk_buff **note);
 unsigned long sdp_zc_async_run(struct sdp_sock *ssk);
+bool sdp_zc_gathering(struct sdp_sock *ssk);
+size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more);
+void sdp_zc_gather_seal(struct sdp_sock *ssk);
 u32 sdp_zc_unsent(const struct sdp_sock *ssk);
 int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		size_t len, int flags);

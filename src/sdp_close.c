@@ -298,6 +298,9 @@ int sdp_shutdown(struct socket *sock, int how)
 		err = -ENOTCONN;
 		goto out;
 	}
+	/* Spliced pages gathered go before our DisConn. */
+	if (how & SEND_SHUTDOWN)
+		sdp_zc_gather_seal(sdp_sk(sk));
 	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | how);
 	if ((how & SEND_SHUTDOWN) &&
 	    (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
@@ -371,6 +374,8 @@ int sdp_release(struct socket *sock)
 	ssk = sdp_sk(sk);
 
 	lock_sock(sk);
+	/* Spliced pages gathered go first (or with the connection). */
+	sdp_zc_gather_seal(ssk);
 	if (sk->sk_state == TCP_LISTEN) {
 		spin_lock_bh(&ssk->lock);
 		sdp_set_state(sk, TCP_CLOSE);

@@ -89,4 +89,19 @@ static inline void sdp_sock_custom_sockopt(struct socket *sock)
 #endif
 }
 
+/*
+ * Pages spliced to a socket (sendfile(), splice()), which the socket may
+ * keep a reference on instead of copying: a sendmsg() with
+ * MSG_SPLICE_PAGES from 6.5; ->sendpage() before (SDP_HAVE_SENDPAGE,
+ * af_sdp.c).
+ */
+static inline bool sdp_msg_spliced(const struct msghdr *msg)
+{
+#ifdef MSG_SPLICE_PAGES
+	return msg->msg_flags & MSG_SPLICE_PAGES;
+#else
+	return false;
+#endif
+}
+
 #endif /* _SDP_COMPAT_H */

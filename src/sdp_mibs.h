@@ -62,6 +62,7 @@ SDP_MIB(SRCAVAIL_CANCEL_RX, "SrcAvailCancelRx")
 SDP_MIB(ZCOPY_FALLBACKS, "ZcopyFallbacks")	/* not pinnable: buffered */
 SDP_MIB(ZCOPY_RINV_TX, "ZcopyRemoteInvTx")	/* RdmaRdCompl + Invalidate */
 SDP_MIB(ZCOPY_RINV_RX, "ZcopyRemoteInvRx")	/* our key invalidated */
+SDP_MIB(ZCOPY_TX_SPLICED_BYTES, "ZcopyTxSplicedBytes")	/* of sendfile() */
 /* control messages and flow control */
 SDP_MIB(CREDIT_UPDATES_TX, "CreditUpdatesTx")
 SDP_MIB(CREDIT_UPDATES_RX, "CreditUpdatesRx")

@@ -563,7 +563,8 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	if (test_bit(SDP_F_DISCONN_WANT, &ssk->flags) &&
 	    !test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
 	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill && !ssk->zc_tx.len &&
-	    !ssk->zc_async && !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
+	    !ssk->zc_async && !ssk->zc_gather &&
+	    !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
 		set_bit(SDP_F_DISCONN_SENT, &ssk->flags);
 
 	/*
@@ -862,15 +863,20 @@ static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock(&ssk->lock);
 }
 
-static bool sdp_tx_wait_cond(struct sock *sk)
+/*
+ * Wait for room, or, for a sendmsg() of spliced pages (@spliced), for
+ * spliced pages to be gathered again (sdp_zc_gathering()).
+ */
+static bool sdp_tx_wait_cond(struct sock *sk, bool spliced)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 
-	return sdp_tx_writable(ssk) || READ_ONCE(sk->sk_err) ||
+	return sdp_tx_writable(ssk) || (spliced && sdp_zc_gathering(ssk)) ||
+	       READ_ONCE(sk->sk_err) ||
 	       (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN);
 }
 
-static int sdp_tx_wait(struct sock *sk, long *timeo)
+static int sdp_tx_wait(struct sock *sk, long *timeo, bool spliced)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
@@ -880,7 +886,7 @@ static int sdp_tx_wait(struct sock *sk, long *timeo)
 		return err;
 	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 	add_wait_queue(sk_sleep(sk), &wait);
-	sk_wait_event(sk, timeo, sdp_tx_wait_cond(sk), &wait);
+	sk_wait_event(sk, timeo, sdp_tx_wait_cond(sk, spliced), &wait);
 	remove_wait_queue(sk_sleep(sk), &wait);
 	return 0;
 }
@@ -1010,11 +1016,13 @@ ssize_t sdp_tx_fill(struct sdp_sock *ssk, struct iov_iter *from, size_t max,
  * @zc_note: a MSG_ZEROCOPY send's notification (sdp_msgzc_start()), or
  *	NULL; set to NULL when a nonblocking send in progress took it
  *	(sdp_zc_send_async())
+ * @spliced: @msg holds pages spliced to the socket (sendfile(), splice()),
+ *	on which a reference may be kept (sdp_zc_splice())
  *
  * Return: bytes taken, or a negative errno.
  */
 int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
-		       struct sk_buff **zc_note)
+		       struct sk_buff **zc_note, bool spliced)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	bool more = msg->msg_flags & MSG_MORE;
@@ -1048,12 +1056,31 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 			err = -EPIPE;
 			goto out_err;
 		}
-		/* Nothing goes before a MSG_ZEROCOPY send in progress. */
-		if (READ_ONCE(ssk->zc_async)) {
-			err = sdp_tx_wait(sk, &timeo);
+		/* Spliced pages gathered go before other data. */
+		if (ssk->zc_gather && (zc_off || !spliced))
+			sdp_zc_gather_seal(ssk);
+		/*
+		 * Nothing goes before a zero-copy send in progress, or
+		 * spliced pages gathered to follow it; but more spliced
+		 * pages may join those.
+		 */
+		if ((READ_ONCE(ssk->zc_async) || ssk->zc_gather) &&
+		    !(spliced && !zc_off && sdp_zc_gathering(ssk))) {
+			err = sdp_tx_wait(sk, &timeo, spliced && !zc_off);
 			if (err)
 				goto out_err;
 			continue;
+		}
+		/* sendfile(), splice(): their pages may go zero-copy. */
+		if (!zc_off && spliced) {
+			n = sdp_zc_splice(sk, &msg->msg_iter, more);
+			if (n) {
+				copied += n;
+				continue;
+			}
+			if (READ_ONCE(ssk->zc_async) || ssk->zc_gather)
+				continue;	/* after those gathered */
+			spliced = false;	/* these go buffered */
 		}
 		/*
 		 * A nonblocking MSG_ZEROCOPY send starting with a large
@@ -1089,7 +1116,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 			goto out_err;
 		}
 		if (!n) {
-			err = sdp_tx_wait(sk, &timeo);
+			err = sdp_tx_wait(sk, &timeo, false);
 			if (err)
 				goto out_err;
 			continue;

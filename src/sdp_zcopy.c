@@ -30,7 +30,9 @@
  * stall and cancel rules above, the invalidation, then the unread rest
  * copied from the still pinned pages into the send ring), unpins and
  * queues the send's notification.  Meanwhile sdp_sock::zc_async keeps
- * other data, and our DisConn, behind it.
+ * other data, and our DisConn, behind it.  Pages spliced to the socket
+ * (sendfile(), splice()) go the same way, referenced instead of pinned,
+ * once the pages of consecutive calls are gathered (sdp_zc_splice()).
  *
  * Receiver: the SrcAvail is queued on rx_queue like data, holding its
  * receive buffer until the advertisement is consumed.  recvmsg() that
@@ -101,12 +103,18 @@ static int sdp_zc_account(unsigned long npages)
 	return 0;
 }
 
+/*
+ * Unmap and unpin @zp.  Pages spliced to the socket (sdp_zc_splice())
+ * have no @zp->pages: their references are put by the caller.
+ */
 static void sdp_zc_unpin(struct sdp_zc_pages *zp)
 {
 	if (zp->dev)
 		ib_dma_unmap_sg(zp->dev, zp->sgt.sgl, zp->sgt.orig_nents,
 				zp->dir);
 	sg_free_table(&zp->sgt);
+	if (!zp->pages)
+		return;
 	if (zp->dir == DMA_FROM_DEVICE)
 		unpin_user_pages_dirty_lock(zp->pages, zp->npages, true);
 	else
@@ -822,8 +830,16 @@ enum sdp_za_phase {
 /**
  * struct sdp_zc_async - a nonblocking MSG_ZEROCOPY send in progress
  * @zp: the caller's pages, pinned and mapped; zp.mm is grabbed
- * @bvec: the pages as a bio_vec array, made for the FILL phase
- * @note: its notification (sdp_msgzc_start())
+ * @bvec: the pages as a bio_vec array, made for the FILL phase; or
+ *	the spliced pages, one per entry, each with a reference we hold
+ * @nr_bvec: entries in @bvec
+ * @spliced: pages spliced to the socket (sendfile(), splice()): no pins,
+ *	no mm, no notification
+ * @gather_by: while gathered (sdp_sock::zc_gather), when it is sealed
+ *	if no more pages come
+ * @sealed: gathered pages that take no more: they go once the send in
+ *	progress (sdp_sock::zc_async) ends; written under sdp_sock::lock
+ * @note: its notification (sdp_msgzc_start()); NULL for @spliced
  * @id: the notification's id
  * @off: offset of the first byte in the first page
  * @len: bytes advertised (and taken by the send)
@@ -843,6 +859,10 @@ enum sdp_za_phase {
 struct sdp_zc_async {
 	struct sdp_zc_pages zp;
 	struct bio_vec *bvec;
+	u32 nr_bvec;
+	bool spliced;
+	unsigned long gather_by;
+	bool sealed;
 	struct sk_buff *note;
 	u32 id;
 	u32 off;
@@ -856,6 +876,28 @@ struct sdp_zc_async {
 	unsigned long last;
 	unsigned long answer_by;
 };
+
+/*
+ * Advertise the mapped @za now, or (Soft-RoCE) once our sends in flight
+ * are acknowledged: sdp_zc_sq_progress() queues the work, which does it
+ * (REG).  ssk->lock held.
+ */
+static int sdp_zc_async_post(struct sdp_sock *ssk, struct sdp_zc_async *za,
+			     struct ib_mr *mr)
+{
+	lockdep_assert_held(&ssk->lock);
+	za->stall = jiffies + SDP_ZC_STALL;
+	if (ssk->sdev->reg_acked && !sdp_zc_sq_acked(ssk)) {
+		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		za->phase = SDP_ZA_REG;
+		za->unsent = za->len;
+		return 0;
+	}
+	za->phase = SDP_ZA_ADVERT;
+	WRITE_ONCE(za->unsent, 0);
+	za->last = jiffies + SDP_ZC_ADVERT_MAX;
+	return sdp_zc_advertise(ssk, mr, za->len);
+}
 
 /**
  * sdp_zc_send_async() - advertise a nonblocking MSG_ZEROCOPY send
@@ -908,19 +950,7 @@ size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 	za->len = len;
 
 	spin_lock_bh(&ssk->lock);
-	if (ssk->sdev->reg_acked && !sdp_zc_sq_acked(ssk)) {
-		/* sdp_zc_sq_progress() queues the work. */
-		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
-		za->phase = SDP_ZA_REG;
-		za->unsent = len;
-		za->stall = jiffies + SDP_ZC_STALL;
-		err = 0;
-	} else {
-		za->phase = SDP_ZA_ADVERT;
-		za->stall = jiffies + SDP_ZC_STALL;
-		za->last = jiffies + SDP_ZC_ADVERT_MAX;
-		err = sdp_zc_advertise(ssk, mr, len);
-	}
+	err = sdp_zc_async_post(ssk, za, mr);
 	if (!err) {
 		WRITE_ONCE(ssk->zc_async, za);
 		ssk->zc_busy++;
@@ -942,6 +972,238 @@ fall_back_free:
 fall_back:
 	sdp_zc_count_fallback(ssk);
 	return 0;
+}
+
+/*
+ * Pages spliced to the socket (sendfile(), splice(): sendmsg() with
+ * MSG_SPLICE_PAGES from Linux 6.5, ->sendpage() before) go zero-copy
+ * too, as TCP sends them without copying: we take a reference on each
+ * page, as TCP's skb does, and return.  A pipe's worth of pages per call
+ * (64 KiB; one page per ->sendpage()) is too little to advertise alone,
+ * so the pages of consecutive calls that say more is to come are gathered
+ * (sdp_sock::zc_gather) until SDP_ZC_MAX_BYTES, a call without MSG_MORE,
+ * pages that cannot follow in one MR mapping, other data, shutdown() or
+ * close(), or SDP_ZC_GATHER_IDLE without a call seal them.  Sealed, they
+ * go as a nonblocking MSG_ZEROCOPY send does (struct sdp_zc_async: the
+ * peer reads them, or the rest is copied), with no notification; fewer
+ * than SDP_ZC_SPLICE_MIN bytes are copied at once.  As with TCP, a file
+ * written after sendfile() returned may send the new bytes.
+ */
+#define SDP_ZC_SPLICE_MIN	(256 * 1024)
+#define SDP_ZC_GATHER_IDLE	DIV_ROUND_UP(HZ, 100)
+
+/*
+ * The page of the spliced bytes @bv from byte @skip on, as a bio_vec of
+ * one page in @pv; false when they are not in one page we may keep
+ * (sendpage_ok(): not slab memory, referenced).
+ */
+static bool sdp_zc_splice_page(const struct bio_vec *bv, size_t skip,
+			       size_t len, struct bio_vec *pv)
+{
+	size_t at = bv->bv_offset + skip;
+	struct page *page = nth_page(bv->bv_page, at >> PAGE_SHIFT);
+
+	bvec_set_page(pv, page, len, offset_in_page(at));
+	return pv->bv_offset + len <= PAGE_SIZE && sendpage_ok(page);
+}
+
+/* May @pv follow @prev in one MR mapping (whole pages in between)? */
+static bool sdp_zc_splice_follows(const struct bio_vec *prev,
+				  const struct bio_vec *pv)
+{
+	return prev->bv_offset + prev->bv_len == PAGE_SIZE && !pv->bv_offset;
+}
+
+/*
+ * The pages of @from, one bio_vec each, the first of them to follow
+ * @prev (or NULL); the first @max go into @pv.  Returns how many there
+ * are, or 0 when they cannot be gathered (a page we may not keep, or not
+ * all contiguous in one mapping).
+ */
+static u32 sdp_zc_splice_pages(const struct iov_iter *from,
+			       const struct bio_vec *prev,
+			       struct bio_vec *pv, u32 max)
+{
+	const struct bio_vec *bv = from->bvec;
+	unsigned long nsegs = from->nr_segs;
+	size_t skip = from->iov_offset, left = iov_iter_count(from);
+	struct bio_vec page, last;
+	u32 n = 0;
+
+	if (prev)
+		last = *prev;
+	for (; nsegs && left; bv++, nsegs--, skip = 0) {
+		size_t len = min_t(size_t, bv->bv_len - skip, left);
+
+		if (!len)
+			continue;
+		if (!sdp_zc_splice_page(bv, skip, len, &page) ||
+		    ((prev || n) && !sdp_zc_splice_follows(&last, &page)))
+			return 0;
+		if (n < max)
+			pv[n] = page;
+		last = page;
+		left -= len;
+		n++;
+	}
+	return left ? 0 : n;
+}
+
+/*
+ * May spliced pages be gathered now: none are, or those that are take
+ * more?  Also while a zero-copy send is in progress: they follow it.
+ */
+bool sdp_zc_gathering(struct sdp_sock *ssk)
+{
+	bool ok;
+
+	spin_lock_bh(&ssk->lock);
+	ok = !ssk->zc_gather || !ssk->zc_gather->sealed;
+	spin_unlock_bh(&ssk->lock);
+	return ok;
+}
+
+/**
+ * sdp_zc_splice() - gather spliced pages for a zero-copy send
+ * @sk: the socket, lock_sock() and tx_mutex held, connection established,
+ *	gathering (sdp_zc_gathering())
+ * @from: the pages (a bvec iterator); it advances by what is taken
+ * @more: more is to come (MSG_MORE)
+ *
+ * Return: bytes taken, with a reference on each of their pages; or 0,
+ * when any gathered pages are sealed first (the caller waits for them
+ * to go, then tries again), or, with none, @from is to go buffered.
+ */
+size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_zc_async *za = ssk->zc_gather;
+	const struct bio_vec *prev = NULL;
+	u32 n, i, max_pages, room;
+	size_t taken = 0;
+
+	sock_owned_by_me(sk);
+	if (za)
+		prev = &za->bvec[za->nr_bvec - 1];
+	if (!ssk->zc_thresh || !iov_iter_is_bvec(from) ||
+	    !sdp_zc_splice_pages(from, prev, NULL, 0))
+		goto seal;
+	if (!za) {
+		za = kzalloc(sizeof(*za), GFP_KERNEL);
+		if (!za)
+			return 0;
+		za->bvec = kvmalloc_array(SDP_ZC_MAX_PAGES, sizeof(*za->bvec),
+					  GFP_KERNEL);
+		if (!za->bvec) {
+			kfree(za);
+			return 0;
+		}
+		za->spliced = true;
+		spin_lock_bh(&ssk->lock);
+		ssk->zc_gather = za;
+		ssk->zc_busy++;		/* its pages go before the QP */
+		spin_unlock_bh(&ssk->lock);
+		sdp_queue_work_within(ssk, SDP_ZC_GATHER_IDLE + 1);
+	}
+	max_pages = min_t(u32, sdp_zc_mr_pages(ssk), SDP_ZC_MAX_PAGES);
+	room = max_pages - za->nr_bvec;
+	n = sdp_zc_splice_pages(from, prev, &za->bvec[za->nr_bvec], room);
+	for (i = 0; i < min(n, room); i++) {
+		struct bio_vec *pv = &za->bvec[za->nr_bvec];
+
+		if (za->len + pv->bv_len > SDP_ZC_MAX_BYTES)
+			break;
+		get_page(pv->bv_page);
+		za->nr_bvec++;
+		za->len += pv->bv_len;
+		taken += pv->bv_len;
+	}
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(za->unsent, za->len);
+	spin_unlock_bh(&ssk->lock);
+	za->gather_by = jiffies + SDP_ZC_GATHER_IDLE;
+	iov_iter_advance(from, taken);
+	if (more && i == n && za->nr_bvec < max_pages &&
+	    za->len < SDP_ZC_MAX_BYTES)
+		return taken;
+seal:
+	sdp_zc_gather_seal(ssk);
+	return taken;
+}
+
+/* A scatterlist of the gathered pages, for sdp_zc_map(). */
+static int sdp_zc_splice_sgt(struct sdp_zc_async *za)
+{
+	struct scatterlist *sg;
+	u32 i;
+	int err;
+
+	err = sg_alloc_table(&za->zp.sgt, za->nr_bvec, GFP_KERNEL);
+	if (err)
+		return err;
+	for_each_sg(za->zp.sgt.sgl, sg, za->nr_bvec, i)
+		sg_set_page(sg, za->bvec[i].bv_page, za->bvec[i].bv_len,
+			    za->bvec[i].bv_offset);
+	za->zp.dir = DMA_TO_DEVICE;
+	return 0;
+}
+
+/*
+ * The sealed spliced pages become the zero-copy send in progress
+ * (sdp_sock::zc_async): an advertisement, or, if they are few or cannot
+ * be mapped or advertised now, bytes the work copies into the send ring
+ * (FILL).  lock_sock() held, no send in progress.
+ */
+static void sdp_zc_gather_start(struct sdp_sock *ssk)
+{
+	struct sdp_zc_async *za = ssk->zc_gather;
+	struct sock *sk = &ssk->sk;
+	struct ib_mr *mr = NULL;
+	bool tried = false;
+	long timeo = 0;
+	int err = -EINVAL;
+
+	if (za->len >= max_t(u32, ssk->zc_thresh, SDP_ZC_SPLICE_MIN)) {
+		tried = true;
+		sdp_tx_ring_ready(ssk);
+		if (!sdp_zc_wait_slot(sk, &timeo))
+			mr = sdp_zc_mr(ssk);
+		if (mr && !sdp_zc_splice_sgt(za) &&
+		    !sdp_zc_map(ssk, &za->zp, mr))
+			err = 0;
+	}
+	spin_lock_bh(&ssk->lock);
+	if (!err)
+		err = sdp_zc_async_post(ssk, za, mr);
+	if (err) {
+		za->phase = SDP_ZA_FILL;
+		WRITE_ONCE(za->unsent, za->len);
+		if (tried)
+			sdp_zc_count_fallback_locked(ssk);
+	}
+	ssk->zc_gather = NULL;
+	WRITE_ONCE(ssk->zc_async, za);
+	spin_unlock_bh(&ssk->lock);
+	sdp_queue_work(ssk);
+}
+
+/**
+ * sdp_zc_gather_seal() - send the spliced pages gathered so far
+ * @ssk: the socket, lock_sock() held
+ *
+ * They take no more pages, and go now, or as soon as the zero-copy send
+ * in progress ends (sdp_zc_async_run()).
+ */
+void sdp_zc_gather_seal(struct sdp_sock *ssk)
+{
+	sock_owned_by_me(&ssk->sk);
+	if (!ssk->zc_gather)
+		return;
+	spin_lock_bh(&ssk->lock);
+	ssk->zc_gather->sealed = true;
+	spin_unlock_bh(&ssk->lock);
+	if (!ssk->zc_async)
+		sdp_zc_gather_start(ssk);
 }
 
 /*
@@ -1076,10 +1338,11 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 		for (i = 0, at = za->off; i < za->zp.npages; i++, at = 0)
 			bvec_set_page(&za->bvec[i], za->zp.pages[i],
 				      PAGE_SIZE - at, at);
+		za->nr_bvec = za->zp.npages;
 	}
 	sdp_tx_ring_ready(ssk);
 	done = za->len - za->unsent;
-	iov_iter_bvec(&from, ITER_SOURCE, za->bvec, za->zp.npages, za->len);
+	iov_iter_bvec(&from, ITER_SOURCE, za->bvec, za->nr_bvec, za->len);
 	iov_iter_advance(&from, done);
 	for (;;) {
 		spin_lock_bh(&ssk->lock);
@@ -1114,20 +1377,34 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 }
 
 /* The send is over: the pages go, its notification comes, data may follow. */
+static void sdp_zc_async_free(struct sdp_zc_async *za)
+{
+	u32 i;
+
+	sdp_zc_unpin(&za->zp);
+	if (za->zp.mm)
+		mmdrop(za->zp.mm);
+	if (za->spliced)
+		for (i = 0; i < za->nr_bvec; i++)
+			put_page(za->bvec[i].bv_page);
+	kvfree(za->bvec);
+}
+
 static void sdp_zc_async_end(struct sdp_sock *ssk, struct sdp_zc_async *za)
 {
 	struct sock *sk = &ssk->sk;
 
-	sdp_zc_unpin(&za->zp);
-	mmdrop(za->zp.mm);
-	kvfree(za->bvec);
+	sdp_zc_async_free(za);
 	spin_lock_bh(&ssk->lock);
 	WRITE_ONCE(ssk->zc_async, NULL);
 	clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
 	/* A DisConn may wait for it. */
 	sdp_tx_try_control(ssk);
 	spin_unlock_bh(&ssk->lock);
-	if (sock_flag(sk, SOCK_DEAD))
+	if (za->spliced)
+		SDP_ADD_STATS(sock_net(sk), SDP_MIB_ZCOPY_TX_SPLICED_BYTES,
+			      za->acked);
+	else if (sock_flag(sk, SOCK_DEAD))
 		consume_skb(za->note);	/* nobody can read it */
 	else
 		sdp_msgzc_queue(sk, za->note, za->id, za->acked < za->len);
@@ -1148,12 +1425,22 @@ static void sdp_zc_async_end(struct sdp_sock *ssk, struct sdp_zc_async *za)
  */
 unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 {
-	struct sdp_zc_async *za = ssk->zc_async;
-	unsigned long next;
+	struct sdp_zc_async *za = ssk->zc_gather;
+	unsigned long next = 0;
 
 	sock_owned_by_me(&ssk->sk);
+	if (za && !za->sealed) {
+		/* Pages no longer coming, or no connection to send them. */
+		if (time_before(jiffies, za->gather_by) &&
+		    !READ_ONCE(ssk->sk.sk_err) &&
+		    !test_bit(SDP_F_ABORT, &ssk->flags))
+			next = max_t(long, 1, za->gather_by - jiffies);
+		else
+			sdp_zc_gather_seal(ssk);
+	}
+	za = ssk->zc_async;
 	if (!za)
-		return 0;
+		return ssk->zc_gather ? next : 0;
 	switch (za->phase) {
 	case SDP_ZA_REG:
 		if (!sdp_zc_async_reg(ssk, za, &next))
@@ -1190,6 +1477,12 @@ unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 		return test_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags) ? 0 :
 		       HZ / 10;
 	sdp_zc_async_end(ssk, za);
+	/* Spliced pages gathered meanwhile go next. */
+	za = ssk->zc_gather;
+	if (za && za->sealed)
+		sdp_zc_gather_start(ssk);	/* it queues the work */
+	else if (za)
+		return max_t(long, 1, za->gather_by - jiffies);
 	return 0;
 }
 
@@ -1199,7 +1492,8 @@ unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 u32 sdp_zc_unsent(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return ssk->zc_async ? READ_ONCE(ssk->zc_async->unsent) : 0;
+	return (ssk->zc_gather ? READ_ONCE(ssk->zc_gather->unsent) : 0) +
+	       (ssk->zc_async ? READ_ONCE(ssk->zc_async->unsent) : 0);
 }
 
 /*
@@ -1590,7 +1884,7 @@ void sdp_zc_init(struct sdp_sock *ssk)
 void sdp_zc_conn_free(struct sdp_sock *ssk)
 {
 	/* sdp_work() waits for it: it holds sdp_sock::zc_busy. */
-	WARN_ON_ONCE(ssk->zc_async);
+	WARN_ON_ONCE(ssk->zc_async || ssk->zc_gather);
 	if (ssk->zc_tx.mr) {
 		ib_dereg_mr(ssk->zc_tx.mr);
 		ssk->zc_tx.mr = NULL;

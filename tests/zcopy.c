@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
@@ -1322,6 +1323,7 @@ static void test_msg_zerocopy_nonblocking_close(void)
 
 struct storm {
 	int id;
+	int file;	/* sendfile() from it, or -1: MSG_ZEROCOPY sends */
 	long rounds;
 	const char *err;
 };
@@ -1372,7 +1374,10 @@ static void *storm_fn(void *arg)
 		int c, s, i, n, one = 1;
 
 		net_pair(&c, &s);
-		if (setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+		if (st->file >= 0)
+			set_nonblock(c, true);
+		else if (setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &one,
+				      sizeof(one))) {
 			st->err = "SO_ZEROCOPY";
 			close(c);
 			close(s);
@@ -1381,10 +1386,17 @@ static void *storm_fn(void *arg)
 		n = rng_range(&rng, 1, 4);
 		for (i = 0; i < n; i++) {
 			size_t len = MIB + rng_range(&rng, 0, MIB);
-			ssize_t r = send(c, buf + rng_range(&rng, 0, 4095), len,
-					 MSG_ZEROCOPY | MSG_DONTWAIT |
-					 MSG_NOSIGNAL);
+			/* Page-aligned (gathered) or not (copied). */
+			off_t off = rng_range(&rng, 0, 1) ? 0 :
+				    rng_range(&rng, 1, 4095);
+			ssize_t r;
 			int q;
+
+			if (st->file >= 0)
+				r = sendfile(c, st->file, &off, len);
+			else
+				r = send(c, buf + off, len, MSG_ZEROCOPY |
+					 MSG_DONTWAIT | MSG_NOSIGNAL);
 
 			if (r < 0 && errno != EAGAIN)
 				break;
@@ -1454,12 +1466,11 @@ out:
  * pinned page may be left (the harness adds a clean kernel log, no RDMA
  * resource left and the module unloading).
  */
+static void storm_run(int before, int file);
+
 static void test_msg_zerocopy_nonblocking_storm(void)
 {
-	struct storm st[STORM_THREADS];
-	pthread_t t[STORM_THREADS];
-	int before, c, s, i;
-	long rounds = 0;
+	int before, c, s;
 
 	need_sdp();
 	net_pair(&c, &s);
@@ -1467,8 +1478,19 @@ static void test_msg_zerocopy_nonblocking_storm(void)
 	close(c);
 	close(s);
 	before = proc_net_sdp_count();
+	storm_run(before, -1);
+}
+
+/* Run the storm's threads, sending with MSG_ZEROCOPY or from @file. */
+static void storm_run(int before, int file)
+{
+	struct storm st[STORM_THREADS];
+	pthread_t t[STORM_THREADS];
+	long rounds = 0;
+	int i;
+
 	for (i = 0; i < STORM_THREADS; i++) {
-		st[i] = (struct storm){ .id = i };
+		st[i] = (struct storm){ .id = i, .file = file };
 		CHECK_OK(pthread_create(&t[i], NULL, storm_fn, &st[i]));
 	}
 	for (i = 0; i < STORM_THREADS; i++) {
@@ -1485,6 +1507,190 @@ static void test_msg_zerocopy_nonblocking_storm(void)
 	expect_unpinned();
 }
 
+/* ---- sendfile() and splice() pages ---- */
+
+/* A memfd of @len pattern bytes: seed @seed, stream offset @off on. */
+static int pattern_file(size_t len, uint64_t seed, uint64_t off)
+{
+	char *buf = xmalloc(len);
+	int fd = memfd_create("zcopy", MFD_CLOEXEC);
+
+	CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
+	pattern_fill(buf, len, seed, off);
+	CHECK(write(fd, buf, len) == (ssize_t)len, "write the file: %s",
+	      strerror(errno));
+	free(buf);
+	return fd;
+}
+
+/*
+ * sendfile() @count bytes of @fd from @off to @sock, waiting for POLLOUT
+ * where it says EAGAIN (a nonblocking socket); all of them.
+ */
+static void sendfile_count(int sock, int fd, off_t off, size_t count)
+{
+	off_t pos = off;
+
+	while ((size_t)(pos - off) < count) {
+		ssize_t n = sendfile(sock, fd, &pos, count - (pos - off));
+
+		if (n < 0 && errno == EAGAIN) {
+			CHECK(wait_fd(sock, POLLOUT, WAIT_MS) & POLLOUT,
+			      "not writable again after EAGAIN at %lld",
+			      (long long)(pos - off));
+			continue;
+		}
+		CHECK(n > 0, "sendfile at %lld: %zd, %s",
+		      (long long)(pos - off), n, strerror(errno));
+	}
+}
+
+static long long spliced0;
+
+static bool spliced_at_least(void *arg)
+{
+	return sdp_stat("ZcopyTxSplicedBytes") - spliced0 >=
+	       *(long long *)arg;
+}
+
+/*
+ * sendfile() of a file from offset 0 goes zero-copy, as TCP's does: the
+ * pages of its calls (a pipe's worth each) are gathered into
+ * advertisements of up to 1 MiB, and the peer RDMA-reads them from the
+ * page cache.  4 MiB blocking, 4 MiB more on the socket made nonblocking
+ * (POLLOUT after EAGAIN), then a send() from memory: the peer reads every
+ * byte in order, and most of the file's bytes went zero-copy
+ * (SDP_INFO's zcopy_tx_bytes and ZcopyTxSplicedBytes).
+ */
+static void test_sendfile_zerocopy(void)
+{
+	const size_t len = 4 * MIB;
+	struct reader r = { .seed = 41 };
+	long long zc, want = len;
+	pthread_t t;
+	int c, s, fd;
+
+	need_sdp();
+	fd = pattern_file(2 * len, 41, 0);
+	net_pair(&c, &s);
+	r.fd = s;
+	r.want = 2 * len + 1000;
+	spliced0 = sdp_stat("ZcopyTxSplicedBytes");
+	zc = info(c).sdpi_zcopy_tx_bytes;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	sendfile_count(c, fd, 0, len);
+	set_nonblock(c, true);
+	sendfile_count(c, fd, len, len);
+	set_nonblock(c, false);
+	send_one(c, 1000, 41, 2 * len);
+	reader_join(t, &r);
+	zc = info(c).sdpi_zcopy_tx_bytes - zc;
+	tap_diag("%lld of %zu bytes zero-copy, in %llu advertisements", zc,
+		 2 * len, (unsigned long long)info(c).sdpi_zcopy_tx_msgs);
+	CHECK(zc >= want, "only %lld of %zu bytes went zero-copy", zc, 2 * len);
+	CHECK(spliced0 >= 0, "no ZcopyTxSplicedBytes in /proc/net/sdp_stats");
+	CHECK(wait_until(spliced_at_least, &zc, WAIT_MS),
+	      "ZcopyTxSplicedBytes +%lld, the socket's zero-copy bytes +%lld",
+	      sdp_stat("ZcopyTxSplicedBytes") - spliced0, zc);
+	close(c);
+	close(s);
+	close(fd);
+}
+
+static bool reader_done(void *arg)
+{
+	const struct reader *r = arg;
+
+	return r->got == r->want || r->err;
+}
+
+/*
+ * Spliced pages gathered wait for no further call: a sendfile() of more
+ * than the file holds ends at its end with its last pages flagged "more
+ * to come", and the peer gets them all the same, at once.  Pages that
+ * cannot follow in one mapping (an odd file offset) go too.  A close()
+ * right after a sendfile(): the peer gets every byte, then the end of
+ * the stream.  A peer that closes without reading resets the sender in
+ * the middle of a sendfile().
+ */
+static void test_sendfile_zerocopy_ends(void)
+{
+	const size_t len = 600 * 1024, odd = 3000;
+	struct reader r = { .seed = 43 };
+	off_t pos = 0;
+	pthread_t t;
+	int c, s, fd, fd2;
+	ssize_t n;
+	char ch;
+
+	need_sdp();
+	fd = pattern_file(len, 43, 0);
+	fd2 = pattern_file(2 * MIB, 43, len);
+	net_pair(&c, &s);
+	r.fd = s;
+	r.want = len;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	n = sendfile(c, fd, &pos, 4 * MIB);
+	CHECK(n == (ssize_t)len, "sendfile of the whole file: %zd, %s", n,
+	      strerror(errno));
+	CHECK(wait_until(reader_done, &r, 3000),
+	      "%zu of %zu bytes arrived with no call after the sendfile()",
+	      r.got, len);
+	reader_join(t, &r);
+
+	/* An odd offset, then close() at once; then the end of the stream. */
+	r.want = len + 2 * MIB - odd + 1;
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	sendfile_count(c, fd2, 0, odd);
+	sendfile_count(c, fd2, odd, 2 * MIB - 2 * odd);
+	CHECK_OK(close(c));
+	pthread_join(t, NULL);
+	CHECK(r.got == r.want - 1 && r.err && !strcmp(r.err, "early EOF"),
+	      "the peer read %zu of %zu bytes, then: %s", r.got, r.want - 1,
+	      r.err ? r.err : "no end of the stream");
+	close(s);
+
+	/* The peer resets the connection: the next sendfile() fails. */
+	signal(SIGPIPE, SIG_IGN);
+	net_pair(&c, &s);
+	send_one(c, 1, 43, 0);
+	set_nonblock(c, true);
+	pos = 0;
+	n = sendfile(c, fd2, &pos, 2 * MIB);
+	CHECK(n > 0, "sendfile: %zd, %s", n, strerror(errno));
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & POLLIN, "nothing to read");
+	CHECK_OK(close(s));	/* unread data: reset */
+	CHECK(wait_until(hung_up, &c, WAIT_MS), "the sender saw no reset");
+	pos = 0;
+	n = sendfile(c, fd2, &pos, 2 * MIB);
+	CHECK(n < 0 && (errno == ECONNRESET || errno == EPIPE),
+	      "sendfile after the reset: %zd, %s", n, strerror(errno));
+	CHECK(recv(c, &ch, 1, MSG_DONTWAIT) <= 0, "data from the reset peer");
+	signal(SIGPIPE, SIG_DFL);
+	close(c);
+	close(fd);
+	close(fd2);
+}
+
+/*
+ * Hardening: the storm of test_msg_zerocopy_nonblocking_storm, with
+ * nonblocking sendfile() calls of 1 to 2 MiB from a file, page-aligned
+ * (gathered, advertised) or not (copied), ended every way while pages
+ * are gathered or advertised.  Every thread finishes, no SDP socket is
+ * left (and, from the harness, a clean log, no RDMA resources, unload).
+ */
+static void test_sendfile_zerocopy_storm(void)
+{
+	int fd;
+
+	need_sdp();
+	fd = pattern_file(2 * MIB + 4096, 49, 0);
+	signal(SIGPIPE, SIG_IGN);
+	storm_run(proc_net_sdp_count(), fd);
+	signal(SIGPIPE, SIG_DFL);
+	close(fd);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_sockopts),
 	TAP_TEST(test_path_counters),
@@ -1499,6 +1705,9 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_msg_zerocopy_nonblocking_close),
 	TAP_TEST(test_msg_zerocopy_nonblocking_stalled),
 	TAP_TEST(test_msg_zerocopy_nonblocking_storm),
+	TAP_TEST(test_sendfile_zerocopy),
+	TAP_TEST(test_sendfile_zerocopy_ends),
+	TAP_TEST(test_sendfile_zerocopy_storm),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
 	TAP_TEST(test_signal_after_partial_read),
