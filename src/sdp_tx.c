@@ -1078,9 +1078,15 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 				copied += n;
 				continue;
 			}
-			if (READ_ONCE(ssk->zc_async) || ssk->zc_gather)
-				continue;	/* after those gathered */
-			spliced = false;	/* these go buffered */
+			/*
+			 * Those gathered were sealed: try again once they
+			 * go.  With none, these go buffered, after any send
+			 * in progress (which must not be spun on here: its
+			 * end needs lock_sock()).
+			 */
+			if (!ssk->zc_gather)
+				spliced = false;
+			continue;
 		}
 		/*
 		 * A nonblocking MSG_ZEROCOPY send starting with a large

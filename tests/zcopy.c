@@ -1673,6 +1673,64 @@ static void test_sendfile_zerocopy_ends(void)
 }
 
 /*
+ * Spliced pages that cannot be gathered (two pieces of a file spliced
+ * into a pipe: each a partial page) while an advertisement of spliced pages is
+ * in progress go after it, copied: a nonblocking splice() says EAGAIN
+ * until then (it spun in the kernel, holding the socket, before; 6.1,
+ * one page a call, may take the first page), and a blocking one waits;
+ * the peer reads every byte in order.
+ */
+static void test_splice_behind_zerocopy(void)
+{
+	struct reader r = { .seed = 53 };
+	char small[200];
+	off_t pos = 0;
+	pthread_t t;
+	int c, s, fd, fd2, p[2];
+	ssize_t n;
+
+	need_sdp();
+	fd = pattern_file(MIB, 53, 0);
+	/* Two pieces in two pages of a file, spliced into the pipe. */
+	fd2 = memfd_create("pieces", MFD_CLOEXEC);
+	CHECK(fd2 >= 0, "memfd_create: %s", strerror(errno));
+	pattern_fill(small, sizeof(small), 53, MIB);
+	CHECK(pwrite(fd2, small, 100, 0) == 100 &&
+	      pwrite(fd2, small + 100, 100, 8192) == 100, "pwrite");
+	CHECK_OK(pipe(p));
+	pos = 0;
+	CHECK(splice(fd2, &pos, p[1], NULL, 100, 0) == 100, "splice in: %s",
+	      strerror(errno));
+	pos = 8192;
+	CHECK(splice(fd2, &pos, p[1], NULL, 100, 0) == 100, "splice in: %s",
+	      strerror(errno));
+	net_pair(&c, &s);
+	pos = 0;
+	n = sendfile(c, fd, &pos, MIB);
+	CHECK(n == MIB, "sendfile: %zd, %s", n, strerror(errno));
+	/* 6.1 hands one page per call: the first may be gathered. */
+	set_nonblock(c, true);
+	n = splice(p[0], NULL, c, NULL, sizeof(small), 0);
+	CHECK((n < 0 && errno == EAGAIN) || (n >= 0 && n < 200),
+	      "splice() while the peer has not read: %zd, %s", n,
+	      strerror(errno));
+	n = n < 0 ? 0 : n;
+	set_nonblock(c, false);
+	r.fd = s;
+	r.want = MIB + sizeof(small);
+	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
+	CHECK(splice(p[0], NULL, c, NULL, sizeof(small) - n, 0) ==
+	      (ssize_t)sizeof(small) - n, "splice(): %s", strerror(errno));
+	reader_join(t, &r);
+	close(p[0]);
+	close(p[1]);
+	close(fd2);
+	close(fd);
+	close(s);
+	close(c);
+}
+
+/*
  * Hardening: the storm of test_msg_zerocopy_nonblocking_storm, with
  * nonblocking sendfile() calls of 1 to 2 MiB from a file, page-aligned
  * (gathered, advertised) or not (copied), ended every way while pages
@@ -1707,6 +1765,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_msg_zerocopy_nonblocking_storm),
 	TAP_TEST(test_sendfile_zerocopy),
 	TAP_TEST(test_sendfile_zerocopy_ends),
+	TAP_TEST(test_splice_behind_zerocopy),
 	TAP_TEST(test_sendfile_zerocopy_storm),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
