@@ -22,7 +22,9 @@
  *   bad memory (NULL, an unmapped low address, PROT_NONE pages, a kernel
  *   address, a buffer that runs into a guard page, iovecs with empty
  *   elements, NULL bases of length 0, unmapped bases, more than
- *   UIO_MAXIOV elements, an unmapped iovec array),
+ *   UIO_MAXIOV elements, an unmapped iovec array), sendfile() from a
+ *   file of the same bytes (from offset 0: gathered for zero-copy; or
+ *   from an odd one: copied),
  *   setsockopt/getsockopt at SOL_SOCKET, SOL_TCP, SOL_SDP and random
  *   levels with random names, lengths and pointers, ioctl (FIONREAD/
  *   SIOCINQ, SIOCOUTQ, SIOCOUTQNSD, SIOCATMARK, FIONBIO, random
@@ -117,6 +119,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -1424,6 +1427,33 @@ static void op_send(struct worker *w)
 	xfer_run(w, &x);
 }
 
+/*
+ * sendfile() from the FILL file: from offset 0, so that its pages are
+ * gathered and go zero-copy, or from an odd one (copied); 1 byte to
+ * MAX_IO.  Its bytes are FILL, as every sender's.
+ */
+static void op_sendfile(struct worker *w)
+{
+	off_t off = chance(w, 50) ? 1 + rnd(w, S.page - 1) : 0;
+	size_t len = 1 + rnd(w, MAX_IO - off);
+	struct pick p;
+	long r;
+	int err;
+
+	if (!pick(w, KM(K_CONN) | KM(K_EOF), &p))
+		return;
+	snprintf(w->desc, sizeof(w->desc), "sendfile(%zu bytes at %lld)",
+		 len, (long long)off);
+	r = CALL(w, "sendfile", p.fd, len, err,
+		 sendfile(p.fd, S.memfd, &off, len));
+	if (r < 0)
+		expect(w, w->desc, p.fd, err, errs_send);
+	else if (!r || (size_t)r > len)
+		failf(w, "%s on fd %d returned %ld", w->desc, p.fd, r);
+	else
+		COUNT(sent, r);
+}
+
 static void op_recv(struct worker *w)
 {
 	struct xfer x;
@@ -2325,6 +2355,7 @@ static const struct op {
 	{ "connect", op_connect, 8 },
 	{ "accept", op_accept, 8 },
 	{ "send", op_send, 18 },
+	{ "sendfile", op_sendfile, 4 },
 	{ "recv", op_recv, 10 },
 	{ "drain", op_drain, 14 },
 	{ "sockopt", op_sockopt, 8 },
@@ -2622,9 +2653,9 @@ static long long stat_of(const char *name)
 static const char *const stat_names[] = {
 	"ActiveEstab", "PassiveEstab", "ActiveRefused", "ActiveFails",
 	"PassiveFails", "ListenOverflows", "BcopyTxBytes", "BcopyRxBytes",
-	"ZcopyTxMsgs", "ZcopyTxBytes", "ZcopyRdmaReads", "SendSmTx",
-	"SrcAvailCancelTx", "ZcopyFallbacks", "AbortOnClose", "AbortOnTimeout",
-	"AbortByPeer", "AbortOnProtoError", "AbortOnCqError",
+	"ZcopyTxMsgs", "ZcopyTxBytes", "ZcopyTxSplicedBytes", "ZcopyRdmaReads",
+	"SendSmTx", "SrcAvailCancelTx", "ZcopyFallbacks", "AbortOnClose",
+	"AbortOnTimeout", "AbortByPeer", "AbortOnProtoError", "AbortOnCqError",
 	"AbortOnCmDisconnect", "MemRefused", "HalfOpenRefused",
 	"CreditStalls", "RxRingGrows", "RxRingShrinks",
 };
@@ -2803,6 +2834,8 @@ static void test_stress_storm(void)
 	      stat_delta(st0, "ZcopyRdmaReads") >= 1,
 	      "no zero-copy transfer: ZcopyTxMsgs %lld, ZcopyRdmaReads %lld",
 	      stat_delta(st0, "ZcopyTxMsgs"), stat_delta(st0, "ZcopyRdmaReads"));
+	CHECK(stat_delta(st0, "ZcopyTxSplicedBytes") >= 1,
+	      "no sendfile() page went zero-copy (ZcopyTxSplicedBytes)");
 	CHECK(stat_delta(st0, "RxRingShrinks") >= 1,
 	      "no receive ring shrank (RxRingGrows %lld, RxRingShrinks %lld)",
 	      stat_delta(st0, "RxRingGrows"),
