@@ -159,6 +159,10 @@ enum {
 	SDP_F_NAGLE,		/* a small write waits in the slot being
 				 * filled for the data in flight (Nagle)
 				 */
+	SDP_F_TX_SMALL,		/* Data message tx_small_mseq, shorter than
+				 * the peer's buffer, is not acknowledged
+				 * yet (Nagle, sdp_tx_hold())
+				 */
 	SDP_F_RX_GROW,		/* the peer runs short of credits: post
 				 * the rest of the receive ring (sdp_work())
 				 */
@@ -436,8 +440,11 @@ struct sdp_ka {
  *	under lock_sock() and @lock
  * @tx_last: jiffies of the last sendmsg() that had the buffers
  * @tx_held: jiffies (never 0) since the slot being filled is held back
- *	for MSG_MORE or TCP_CORK, or 0; it goes after SDP_TX_CORK_MAX (as
- *	TCP's); under @lock
+ *	for MSG_MORE or TCP_CORK, or for Nagle behind a small message
+ *	(SDP_F_TX_SMALL), or 0; it goes after SDP_TX_CORK_MAX (as TCP's),
+ *	or SDP_TX_NAGLE_MAX; under @lock
+ * @tx_small_mseq: mseq of our last Data message shorter than the peer's
+ *	buffer (SDP_F_TX_SMALL); under @lock
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted (a slot bigger than the peer's buffers
  *	goes in parts, one at a time: SDP_F_TX_PIECE, sdp_buf::off)
@@ -530,6 +537,7 @@ struct sdp_sock {
 	unsigned int tx_alloc;
 	unsigned long tx_last;
 	unsigned long tx_held;
+	u32 tx_small_mseq;
 	unsigned int tx_head;
 	unsigned int tx_post;
 	unsigned int tx_tail;
@@ -748,6 +756,12 @@ bool sdp_tx_slot_has_buf(const struct sdp_sock *ssk);
 unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk);
 /* A write held back for MSG_MORE or TCP_CORK goes after this (TCP's). */
 #define SDP_TX_CORK_MAX		(HZ / 5)
+/*
+ * ... and one held by Nagle behind a small message the peer has not
+ * acknowledged goes after this: the peer acknowledges with its next
+ * message, which may not come (TCP's delayed ACK comes after 40 ms).
+ */
+#define SDP_TX_NAGLE_MAX	msecs_to_jiffies(5)
 unsigned long sdp_tx_cork_expire(struct sdp_sock *ssk);
 void sdp_tx_ring_free(struct sdp_sock *ssk);
 bool sdp_tx_writable(const struct sdp_sock *ssk);

@@ -497,6 +497,10 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	 * our messages after its mseq_ack are still on their way into them.
 	 */
 	ssk->tx_credits = sdp_bsdh_credits(h, ssk->tx_mseq_next);
+	/* Our last small message arrived: Nagle may let the next one go. */
+	if (test_bit(SDP_F_TX_SMALL, &ssk->flags) &&
+	    !sdp_mseq_after(ssk->tx_small_mseq, be32_to_cpu(h->mseq_ack)))
+		clear_bit(SDP_F_TX_SMALL, &ssk->flags);
 
 	payload = len - sizeof(*h);
 	sdp_stat_rx_msg(ssk, h->mid, payload);

@@ -381,8 +381,9 @@ static bool sdp_tx_ring_busy(const struct sdp_sock *ssk)
 /*
  * May a write held back (SDP_F_NAGLE, sdp_tx_hold()) go now?  Once
  * nothing waits to be posted, with TCP_NODELAY; once nothing is in flight
- * either, without.  Not while a sendmsg() copies into its slot (that one
- * decides when it is done).  ssk->lock held.
+ * either and the peer acknowledged our last small message, without.  Not
+ * while a sendmsg() copies into its slot (that one decides when it is
+ * done).  ssk->lock held.
  */
 static bool sdp_tx_release(const struct sdp_sock *ssk)
 {
@@ -390,7 +391,8 @@ static bool sdp_tx_release(const struct sdp_sock *ssk)
 	       !test_bit(SDP_F_TX_FILLING, &ssk->flags) &&
 	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
 	       ssk->tx_post == ssk->tx_head &&
-	       (ssk->tx_tail == ssk->tx_head ||
+	       ((ssk->tx_tail == ssk->tx_head &&
+		 !test_bit(SDP_F_TX_SMALL, &ssk->flags)) ||
 		(test_bit(SDP_O_NODELAY, &ssk->opts) &&
 		 !sdp_tx_ring_busy(ssk)));
 }
@@ -458,8 +460,13 @@ again:
 		    !sdp_srcavail_credit_ok(ssk->tx_credits))
 			break;
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
-		if (b->mid == SDP_MID_DATA)
-			len = min(len, sdp_tx_msg_room(ssk));
+		if (b->mid == SDP_MID_DATA && len >= sdp_tx_msg_room(ssk)) {
+			len = sdp_tx_msg_room(ssk);
+		} else if (b->mid == SDP_MID_DATA) {
+			/* Small: Nagle holds the next small write for it. */
+			ssk->tx_small_mseq = ssk->tx_mseq_next;
+			set_bit(SDP_F_TX_SMALL, &ssk->flags);
+		}
 		sdp_fill_bsdh(ssk, h, b->mid, SDP_HDR + len, true);
 		if (b->mid == SDP_MID_DATA && b->off + len == b->len)
 			h->flags = b->flags;
@@ -599,8 +606,13 @@ void sdp_tx_flush(struct sdp_sock *ssk)
 /*
  * Whether a write that leaves a partly filled slot holds it back:
  * - Nagle, as TCP without TCP_NODELAY: while earlier data has not
- *   completed, so that a stream of small writes goes out as few full
- *   messages;
+ *   completed, or the peer has not acknowledged (with the mseq_ack of a
+ *   message of its own) our last message that was shorter than its
+ *   buffers (SDP_F_TX_SMALL; TCP's Nagle with Minshall's rule), so that
+ *   a stream of small writes goes out as few full messages.  A device
+ *   that completes a send as it is posted (Soft-RoCE on 6.1 does) would
+ *   otherwise leave nothing to wait for.  The peer's next message may be
+ *   far off: SDP_TX_NAGLE_MAX bounds that wait (sdp_tx_cork_expire());
  * - with or without TCP_NODELAY, while committed messages wait for the
  *   peer's credits: each message takes a whole receive buffer of the
  *   peer, so small writes to a peer that does not read would fill both
@@ -616,8 +628,9 @@ static bool sdp_tx_hold(const struct sdp_sock *ssk)
 	if (!ssk->tx_fill)
 		return false;
 	return ssk->tx_post != ssk->tx_head || sdp_tx_ring_busy(ssk) ||
-	       (ssk->tx_head != ssk->tx_tail &&
-		!test_bit(SDP_O_NODELAY, &ssk->opts));
+	       (!test_bit(SDP_O_NODELAY, &ssk->opts) &&
+		(ssk->tx_head != ssk->tx_tail ||
+		 test_bit(SDP_F_TX_SMALL, &ssk->flags)));
 }
 
 /* Nothing posted or waiting to be.  ssk->lock held. */
@@ -928,7 +941,22 @@ unsigned long sdp_tx_cork_expire(struct sdp_sock *ssk)
 
 	sock_owned_by_me(&ssk->sk);
 	spin_lock_bh(&ssk->lock);
-	if (ssk->tx_held && ssk->tx_fill) {
+	if (ssk->tx_held && ssk->tx_fill &&
+	    test_bit(SDP_F_NAGLE, &ssk->flags)) {
+		/*
+		 * Held by Nagle: no acknowledgment came, go as if it had.
+		 * It may still wait for completions or credits, which end
+		 * that wait by themselves.
+		 */
+		due = ssk->tx_held + SDP_TX_NAGLE_MAX;
+		if (time_before(jiffies, due)) {
+			again = due - jiffies;
+		} else {
+			ssk->tx_held = 0;
+			clear_bit(SDP_F_TX_SMALL, &ssk->flags);
+			sdp_tx_try_control(ssk);
+		}
+	} else if (ssk->tx_held && ssk->tx_fill) {
 		due = ssk->tx_held + SDP_TX_CORK_MAX;
 		if (time_before(jiffies, due))
 			again = due - jiffies;
@@ -1028,7 +1056,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 	bool more = msg->msg_flags & MSG_MORE;
 	bool oob = msg->msg_flags & MSG_OOB;
 	bool zc_off = oob;	/* urgent data goes in Data messages */
-	bool held = false;
+	bool held = false, nagle = false;
 	size_t copied = 0;
 	long timeo;
 	int err = 0;
@@ -1147,6 +1175,10 @@ out:
 		sdp_tx_try_control(ssk);
 	} else if (sdp_tx_hold(ssk)) {
 		set_bit(SDP_F_NAGLE, &ssk->flags);
+		if (!ssk->tx_held && test_bit(SDP_F_TX_SMALL, &ssk->flags)) {
+			ssk->tx_held = jiffies | 1;
+			nagle = true;
+		}
 		sdp_tx_try_control(ssk);
 	} else {
 		sdp_tx_flush(ssk);
@@ -1154,6 +1186,8 @@ out:
 	spin_unlock_bh(&ssk->lock);
 	if (held)
 		sdp_queue_work_within(ssk, SDP_TX_CORK_MAX);
+	else if (nagle)
+		sdp_queue_work_within(ssk, SDP_TX_NAGLE_MAX);
 	return copied;
 
 out_err:

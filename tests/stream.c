@@ -2801,6 +2801,72 @@ static void *fd_reader(void *arg)
 }
 
 /*
+ * Nagle while the peer reads: 4000 writes of 64 bytes, back to back,
+ * without TCP_NODELAY, to a peer that reads as they come.  They must go
+ * in few messages (segments), as TCP's Nagle sends them while its first
+ * small segment is unacknowledged.  Before, a device that completes a
+ * send as it is posted (Soft-RoCE on 6.1) left nothing in flight to
+ * hold a write behind: most writes went as a message of their own
+ * (about 2300 of 4000), each costing the sender a whole send.
+ */
+static void test_small_writes_reader_active(void)
+{
+	const int n = 4000, size = 64;
+	struct fd_dir d = { .seed = 53, .total = (size_t)n * size };
+	unsigned int msgs;
+	char buf[64];
+	pthread_t t;
+	int c, s, i;
+
+	net_pair(&c, &s);
+	d.fd = s;
+	CHECK(!pthread_create(&t, NULL, fd_reader, &d), "pthread_create");
+	for (i = 0; i < n; i++) {
+		pattern_fill(buf, size, 53, (uint64_t)i * size);
+		CHECK(send(c, buf, size, 0) == size, "send %d of %d: %s", i, n,
+		      strerror(errno));
+	}
+	CHECK_OK(shutdown(c, SHUT_WR));
+	CHECK(join_ms(t, WAIT_MS) == 0, "the reader did not finish");
+	msgs = data_msgs_in(s);
+	tap_diag("%d writes of %d bytes arrived in %u messages", n, size,
+		 msgs);
+	CHECK(msgs > 0 && msgs <= (unsigned int)n / 8,
+	      "%d small writes took %u messages", n, msgs);
+	close(s);
+	close(c);
+}
+
+/*
+ * Nagle's hold ends without the peer's answer: a small write, then
+ * another while the first is unacknowledged, to a peer that reads and
+ * sends nothing back.  TCP's delayed ACK lets the second go after about
+ * 40 ms; SDP's bound (SDP_TX_NAGLE_MAX) is shorter.  Neither may keep it.
+ */
+static void test_nagle_hold_bounded(void)
+{
+	long long t0, ms = -1;
+	char buf[200];
+	int c, s;
+
+	net_pair(&c, &s);
+	pattern_fill(buf, sizeof(buf), 59, 0);
+	CHECK(send(c, buf, 100, 0) == 100, "send: %s", strerror(errno));
+	t0 = now_ms();
+	CHECK(send(c, buf + 100, 100, 0) == 100, "send: %s", strerror(errno));
+	recv_pattern(s, 100, 59, 0);
+	if (wait_fd(s, POLLIN, 3000) & POLLIN) {
+		ms = now_ms() - t0;
+		recv_pattern(s, 100, 59, 100);
+	}
+	tap_diag("the second write arrived after %lld ms", ms);
+	CHECK(ms >= 0, "the second small write did not arrive within 3 s");
+	CHECK(ms <= 500, "the second small write was held for %lld ms", ms);
+	close(s);
+	close(c);
+}
+
+/*
  * Both ends write and read at the same time, in random sizes from 1 byte
  * to 256 KiB, SDP_TEST_BYTES (default 64 MiB) each way; every byte is
  * checked at its stream offset, and each direction ends with EOF.
@@ -3874,6 +3940,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_so_lowat),
 	TAP_TEST(test_tcp_notsent_lowat),
 	TAP_TEST(test_small_writes_coalesced),
+	TAP_TEST(test_small_writes_reader_active),
+	TAP_TEST(test_nagle_hold_bounded),
 	TAP_TEST(test_msg_more),
 	TAP_TEST(test_held_write_ceiling),
 	TAP_TEST(test_so_keepalive),
