@@ -159,6 +159,10 @@ enum {
 	SDP_F_NAGLE,		/* a small write waits in the slot being
 				 * filled for the data in flight (Nagle)
 				 */
+	SDP_F_POLL_AGAIN,	/* the CQ's softirq found poll_lock held
+				 * and left the CQ to its holder, which
+				 * schedules it again (sdp_cq_unlock_bh())
+				 */
 	SDP_F_TX_SMALL,		/* Data message tx_small_mseq, shorter than
 				 * the peer's buffer, is not acknowledged
 				 * yet (Nagle, sdp_tx_hold())

@@ -160,21 +160,51 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 	return done;
 }
 
+/*
+ * Let go of poll_lock taken in process context: if the softirq found it
+ * held meanwhile and left the CQ to us (SDP_F_POLL_AGAIN), schedule it
+ * again, for what we left and to re-arm the CQ.  The flag's test is a
+ * full barrier after the unlock; sdp_cq_poll() pairs with it.
+ */
+static void sdp_cq_unlock_bh(struct sdp_sock *ssk)
+{
+	spin_unlock(&ssk->poll_lock);
+	if (test_and_clear_bit(SDP_F_POLL_AGAIN, &ssk->flags))
+		irq_poll_sched(&ssk->iop);
+	local_bh_enable();
+}
+
 static int sdp_cq_poll(struct irq_poll *iop, int budget)
 {
 	struct sdp_sock *ssk = container_of(iop, struct sdp_sock, iop);
+	bool completed = false;
 	int done;
 
-	spin_lock(&ssk->poll_lock);
+	if (!spin_trylock(&ssk->poll_lock)) {
+		/*
+		 * A reader busy-polls the CQ (sdp_busy_poll()): rather than
+		 * spin on this CPU while it handles a batch, leave the CQ to
+		 * it; it schedules us again as it lets go.  Unless it let go
+		 * before it could see the flag.
+		 */
+		irq_poll_complete(iop);
+		completed = true;
+		set_bit(SDP_F_POLL_AGAIN, &ssk->flags);
+		smp_mb__after_atomic();
+		if (!spin_trylock(&ssk->poll_lock))
+			return 0;
+		clear_bit(SDP_F_POLL_AGAIN, &ssk->flags);
+	}
 	done = sdp_cq_process(ssk, budget);
 	spin_unlock(&ssk->poll_lock);
-	if (done < budget) {
-		irq_poll_complete(iop);
+	if (completed || done < budget) {
+		if (!completed)
+			irq_poll_complete(iop);
 		if (ib_req_notify_cq(ssk->cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
 			irq_poll_sched(iop);
 	}
-	return done;
+	return completed ? 0 : done;
 }
 
 static void sdp_cq_event(struct ib_cq *cq, void *ctx)
@@ -224,7 +254,7 @@ void sdp_cq_process_pending(struct sdp_sock *ssk)
 	for (i = 0; i < 4; i++)
 		if (sdp_cq_process(ssk, SDP_CQ_BUDGET) < SDP_CQ_BUDGET)
 			break;
-	spin_unlock_bh(&ssk->poll_lock);
+	sdp_cq_unlock_bh(ssk);
 }
 
 /* After the QP is destroyed: no completion can come any more. */
@@ -262,7 +292,7 @@ void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 	do {
 		if (spin_trylock_bh(&ssk->poll_lock)) {
 			sdp_cq_process(ssk, SDP_CQ_BATCH);
-			spin_unlock_bh(&ssk->poll_lock);
+			sdp_cq_unlock_bh(ssk);
 		}
 		if (done(sk, arg)) {
 			SDP_INC_STATS(net, SDP_MIB_BUSY_POLL_HITS);
