@@ -167,6 +167,7 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
  * full barrier after the unlock; sdp_cq_poll() pairs with it.
  */
 static void sdp_cq_unlock_bh(struct sdp_sock *ssk)
+	__releases(&ssk->poll_lock)
 {
 	spin_unlock(&ssk->poll_lock);
 	if (test_and_clear_bit(SDP_F_POLL_AGAIN, &ssk->flags))
@@ -190,6 +191,7 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 		irq_poll_complete(iop);
 		completed = true;
 		set_bit(SDP_F_POLL_AGAIN, &ssk->flags);
+		/* Pairs with the test after the unlock, sdp_cq_unlock_bh(). */
 		smp_mb__after_atomic();
 		if (!spin_trylock(&ssk->poll_lock))
 			return 0;
