@@ -26,7 +26,9 @@
  * connections hold; sdp_keepalive.c finds dead peers (keepalive and
  * persist probes, TCP_USER_TIMEOUT); sdp_msgzc.c has SO_ZEROCOPY and
  * MSG_ZEROCOPY's notifications on the error queue (sk_error_queue, under
- * its own lock; only sendmsg() adds to it, under tx_mutex).  Wire
+ * its own lock; only sendmsg() adds to it, under tx_mutex);
+ * sdp_fallback.c carries a connect() that SDP cannot make on over a
+ * kernel TCP socket (sdp_sock::fb), to which every call then goes.  Wire
  * formats are in sdp_proto.h, the wire rules
  * (message checks, credits, mseq) as pure functions in sdp_wire.h, kernel
  * interface differences in sdp_compat.h.
@@ -61,7 +63,11 @@
  *                shared with the completion handlers;
  *   a listener's sdp_sock::lock nests inside a child's lock_sock();
  *   sdp_sock_list_lock -> sdp_sock::lock (device removal scan);
- *   sdp_dev_lock is a leaf.
+ *   sdp_dev_lock is a leaf;
+ *   a fallen-back socket's lock_sock() -> its TCP socket's lock_sock();
+ *   the TCP socket's callbacks: its sk_callback_lock -> sdp_sock::lock.
+ * The TCP socket of a fallback (sdp_sock::fb) lives until sdp_release():
+ * a call that read it may use it without a reference.
  * rdma_destroy_id() waits for the id's handler, which takes lock_sock(),
  * so it is only called without lock_sock() held.
  */
@@ -77,6 +83,7 @@
 
 #include "sdp.h"
 #include "sdp_compat.h"
+#include "sdp_fallback.h"
 
 int sdp_family = AF_INET_SDP;
 module_param_named(family, sdp_family, int, 0444);
@@ -302,6 +309,8 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		 * attempt's connection and CM id go first, a port the socket
 		 * was bound to stays.
 		 */
+		/* SDP first again, also after a fallen-back attempt. */
+		sdp_fb_reset(ssk);
 		err = sdp_conn_renew(ssk);
 		if (err)
 			goto out;
@@ -317,8 +326,20 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		/* IP_TOS or IPV6_TCLASS: the route's traffic class. */
 		rdma_set_service_type(ssk->id, ss.ss_family == AF_INET6 ?
 					       ssk->tcp.tclass : ssk->tcp.tos);
+		/* A destination that just had no SDP: TCP at once. */
+		if (sdp_fb_enabled(ssk) && sdp_fb_cached(sock_net(sk), &ss) &&
+		    !sdp_fb_connect(ssk, SDP_FB_CACHED)) {
+			sock->state = SS_CONNECTING;
+			err = -EINPROGRESS;
+			break;
+		}
 		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
 					sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
+		/* No RDMA device reaches the address: TCP may. */
+		if ((err == -ENODEV || err == -EADDRNOTAVAIL) &&
+		    sdp_fb_enabled(ssk) &&
+		    !sdp_fb_connect(ssk, SDP_FB_NO_DEVICE))
+			err = 0;
 		if (err) {
 			spin_lock_bh(&ssk->lock);
 			sdp_set_state(sk, TCP_CLOSE);
@@ -336,6 +357,13 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	}
 
 	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
+	/*
+	 * As TCP: a nonblocking connect() that started the attempt returns
+	 * EINPROGRESS, also when the outcome is known already (a fallback
+	 * to TCP whose peer refused at once): poll() and SO_ERROR tell it.
+	 */
+	if (!timeo && err == -EINPROGRESS)
+		goto out;
 	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
 		if (!timeo)
 			goto out;
@@ -381,6 +409,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 		goto out;
 	if (sk->sk_state == TCP_LISTEN) {
 		WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
+		sdp_fb_listen(ssk, backlog);
 		err = 0;
 		goto out;
 	}
@@ -400,6 +429,8 @@ static int sdp_listen(struct socket *sock, int backlog)
 	spin_lock_bh(&ssk->lock);
 	sdp_set_state(sk, TCP_LISTEN);
 	spin_unlock_bh(&ssk->lock);
+	/* With fallback on, clients without SDP reach it over TCP. */
+	sdp_fb_listen(ssk, backlog);
 out:
 	release_sock(sk);
 	return err;
@@ -428,7 +459,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 	struct sock *sk = sock->sk;
 	struct sdp_sock *lssk = sdp_sk(sk);
 	struct sdp_sock *child;
-	struct sock *csk;
+	struct sock *csk = NULL;
 	long timeo;
 	int err = 0;
 
@@ -442,18 +473,35 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 		child = sdp_accept_dequeue(lssk);
 		if (child)
 			break;
+		/* A client that came over TCP (fallback on). */
+		csk = sdp_fb_accept(lssk);
+		if (IS_ERR(csk)) {
+			err = PTR_ERR(csk);
+			break;
+		}
+		if (csk)
+			break;
 		err = sdp_wait_check(timeo);
 		if (err)
 			break;
 		add_wait_queue_exclusive(sk_sleep(sk), &wait);
 		sk_wait_event(sk, &timeo,
 			      !list_empty(&lssk->accept_queue) ||
+			      sdp_fb_listen_pending(lssk) ||
 			      READ_ONCE(sk->sk_state) != TCP_LISTEN, &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
 	}
 	release_sock(sk);
 	if (err)
 		return err;
+	if (csk) {
+		lock_sock(csk);
+		sock_graft(csk, newsock);
+		newsock->state = SS_CONNECTED;
+		sdp_sock_custom_sockopt(newsock);
+		release_sock(csk);
+		return 0;
+	}
 
 	csk = &child->sk;
 	lock_sock(csk);
@@ -506,6 +554,12 @@ static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 	 * it for a connection reset before it was accepted (it fails with
 	 * ECONNABORTED otherwise).
 	 */
+	if (sdp_fb(ssk)) {
+		struct sockaddr_storage ss;
+
+		len = sdp_fb_getname(ssk, (struct sockaddr *)&ss, peer);
+		return len < 0 ? len : sdp_addr_out(ssk, &ss, uaddr);
+	}
 	lock_sock(sk);
 	if (peer && (!ssk->daddr.ss_family ||
 		     (peer == 1 && !sdp_connected(sk)))) {
@@ -526,10 +580,12 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	int state, shutdown;
 
 	sock_poll_wait(file, sock, wait);
+	if (sdp_fb(ssk))
+		return sdp_fb_poll(ssk, file);
 	state = READ_ONCE(sk->sk_state);
 	if (state == TCP_LISTEN)
-		return list_empty(&ssk->accept_queue) ? 0 :
-		       EPOLLIN | EPOLLRDNORM;
+		return list_empty(&ssk->accept_queue) &&
+		       !sdp_fb_listen_pending(ssk) ? 0 : EPOLLIN | EPOLLRDNORM;
 
 	shutdown = READ_ONCE(sk->sk_shutdown);
 	if (shutdown == SHUTDOWN_MASK || state == TCP_CLOSE)
@@ -569,6 +625,8 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int answ;
 
+	if (sdp_fb(ssk))
+		return sdp_fb_ioctl(ssk, cmd, arg);
 	switch (cmd) {
 	case SIOCINQ:
 		if (sk->sk_state == TCP_LISTEN)
@@ -620,6 +678,8 @@ static int sdp_sendmsg_spliced(struct socket *sock, struct msghdr *msg,
 	u64 zc_bytes;
 	int ret;
 
+	if (sdp_fb(ssk))
+		return sdp_fb_sendmsg(ssk, msg, len);
 	/* One sender at a time (sdp_sock::tx_mutex); never wait if told not to. */
 	if (msg->msg_flags & MSG_DONTWAIT) {
 		if (!mutex_trylock(&ssk->tx_mutex))
@@ -638,6 +698,9 @@ static int sdp_sendmsg_spliced(struct socket *sock, struct msghdr *msg,
 	sdp_msgzc_end(sk, zc_note, ret, ret > 0 && zc_bytes < (u64)ret);
 out:
 	mutex_unlock(&ssk->tx_mutex);
+	/* It fell back to TCP while it waited for the connection. */
+	if (ret == -ENOTCONN && sdp_fb(ssk))
+		return sdp_fb_sendmsg(ssk, msg, len);
 	return ret;
 }
 
@@ -674,10 +737,17 @@ static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int ret;
 
+	if (sdp_fb(ssk))
+		return sdp_fb_recvmsg(ssk, msg, len, flags);
 	if (flags & MSG_ERRQUEUE)
 		return sdp_msgzc_recv(sk, msg, len);
 	lock_sock(sk);
 	ret = sdp_recvmsg_locked(sk, msg, len, flags);
+	/* It fell back to TCP while it waited for the connection. */
+	if (ret == -ENOTCONN && sdp_fb(ssk)) {
+		release_sock(sk);
+		return sdp_fb_recvmsg(ssk, msg, len, flags);
+	}
 	if (ret >= 0 && ssk->tcp.inq) {
 		/*
 		 * TCP_INQ, as TCP's: the bytes left to read, 1 once none

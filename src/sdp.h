@@ -212,6 +212,22 @@ enum {
 	SDP_O_ID_USED,		/* the CM id was used to connect */
 	SDP_O_NODELAY,		/* TCP_NODELAY */
 	SDP_O_CORK,		/* TCP_CORK */
+	SDP_O_FB_SET,		/* SDP_TCP_FALLBACK set on the socket: */
+	SDP_O_FB_ON,		/* ... its value (else net.sdp.tcp_fallback) */
+};
+
+/* The callbacks of a fallback's TCP socket (sdp_fallback.c): fb_ops[] */
+enum sdp_fb_ev {
+	SDP_FB_EV_STATE,	/* sk_state_change */
+	SDP_FB_EV_DATA,		/* sk_data_ready */
+	SDP_FB_EV_SPACE,	/* sk_write_space */
+	SDP_FB_EV_ERROR,	/* sk_error_report */
+	SDP_FB_EV_MAX
+};
+
+/* One of those callbacks, as TCP had it. */
+struct sdp_fb_cb {
+	void (*fn)(struct sock *sk);
 };
 
 /* struct sdp_zc_tx::flags (SDP_ZT_*): our advertisement; sdp_sock::lock */
@@ -480,6 +496,18 @@ struct sdp_ka {
  *	buffered remainder are not interleaved with another thread's data
  * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
  * @tcp: TCP options set (sdp_sockopt.c); under lock_sock()
+ * @fb: the kernel TCP socket of the first fallback, or NULL
+ *	(sdp_fallback.c); set once, under lock_sock() and @lock, released
+ *	by sdp_release() only, so that a call that read it may use it
+ * @fb_lsn: a listener's TCP listening socket (fallback on), or NULL;
+ *	set and cleared under lock_sock() and @lock, read under lock_sock()
+ *	or with READ_ONCE() (poll)
+ * @fb_on: the socket's calls go to @fb (sdp_fb()); cleared when a new
+ *	connect() tries SDP again, under lock_sock() and @lock
+ * @fb_reason: enum sdp_fallback_reason, set with @fb_on
+ * @fb_err: the error of @fb last copied to sk_err; under @lock
+ * @fb_ops: @fb's own callbacks (enum sdp_fb_ev), which ours call on
+ *	(for a listener, @fb_lsn's data_ready); under its sk_callback_lock
  * @zc_tx: our advertisement (send side)
  * @zc_rx: the peer's advertisement (receive side)
  * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
@@ -573,6 +601,12 @@ struct sdp_sock {
 	struct mutex tx_mutex;	/* see above */
 	int zc_thresh;
 	struct sdp_tcp_opts tcp;
+	struct socket *fb;
+	struct socket *fb_lsn;
+	bool fb_on;
+	u8 fb_reason;
+	int fb_err;
+	struct sdp_fb_cb fb_ops[SDP_FB_EV_MAX];
 	struct sdp_zc_tx zc_tx;
 	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;
@@ -751,6 +785,12 @@ static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
 	return test_bit(SDP_F_QP, &ssk->flags) &&
 	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
 	       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+}
+
+/* The kernel TCP socket a fallen-back socket uses, or NULL. */
+static inline struct socket *sdp_fb(const struct sdp_sock *ssk)
+{
+	return READ_ONCE(ssk->fb_on) ? READ_ONCE(ssk->fb) : NULL;
 }
 
 int sdp_tx_ring_alloc(struct sdp_sock *ssk);

@@ -60,6 +60,7 @@
 #include <linux/workqueue.h>
 
 #include "sdp.h"
+#include "sdp_fallback.h"
 
 /* Run sdp_work() soon, or now if it waits for a later time. */
 void sdp_queue_work(struct sdp_sock *ssk)
@@ -293,6 +294,8 @@ int sdp_shutdown(struct socket *sock, int how)
 	if ((how & ~SHUTDOWN_MASK) || !how)
 		return -EINVAL;
 
+	if (sdp_fb(sdp_sk(sk)))
+		return sdp_fb_shutdown(sdp_sk(sk), how - 1);
 	lock_sock(sk);
 	if (!sdp_connected(sk)) {
 		err = -ENOTCONN;
@@ -373,6 +376,8 @@ int sdp_release(struct socket *sock)
 		return 0;
 	ssk = sdp_sk(sk);
 
+	/* A socket that went on over TCP closes that (and is CLOSE then). */
+	sdp_fb_release(ssk);
 	lock_sock(sk);
 	/* Spliced pages gathered go first (or with the connection). */
 	sdp_zc_gather_seal(ssk);

@@ -29,6 +29,7 @@
 #include <rdma/ib_cm.h>
 
 #include "sdp.h"
+#include "sdp_fallback.h"
 
 int sdp_cm_create_id(struct sdp_sock *ssk)
 {
@@ -211,6 +212,19 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 static void sdp_connect_failed(struct sdp_sock *ssk, int err)
 {
 	sdp_abort(ssk, SDP_ABORT_REASON_NONE, err);
+}
+
+/*
+ * ... for @why, which TCP may get past: a connect() goes on over TCP if
+ * the policy allows (sdp_fallback.c).
+ */
+static void sdp_connect_failed_fb(struct sdp_sock *ssk, int err,
+				  enum sdp_fallback_reason why)
+{
+	if (!ssk->parent && ssk->sk.sk_state == TCP_SYN_SENT &&
+	    sdp_fb_enabled(ssk) && !sdp_fb_connect(ssk, why))
+		return;
+	sdp_connect_failed(ssk, err);
 }
 
 /* The error connect() reports for a failed address or route lookup. */
@@ -436,7 +450,7 @@ static void sdp_cm_rejected(struct sdp_sock *ssk, struct sock **parent)
 		ssk->parent = NULL;
 		sock_set_flag(&ssk->sk, SOCK_DEAD);
 	}
-	sdp_connect_failed(ssk, -ECONNREFUSED);
+	sdp_connect_failed_fb(ssk, -ECONNREFUSED, SDP_FB_REJECTED);
 }
 
 /* Passive: the peer's RTU came.  Hand it to accept(). */
@@ -531,11 +545,15 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		sdp_cm_route_resolved(ssk, id);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
+		sdp_connect_failed_fb(ssk, sdp_resolve_error(ev->status),
+				      SDP_FB_ADDR_ERROR);
+		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		sdp_connect_failed(ssk, sdp_resolve_error(ev->status));
+		sdp_connect_failed_fb(ssk, sdp_resolve_error(ev->status),
+				      SDP_FB_ROUTE_ERROR);
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		sdp_connect_failed(ssk, -ETIMEDOUT);
+		sdp_connect_failed_fb(ssk, -ETIMEDOUT, SDP_FB_UNREACHABLE);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:

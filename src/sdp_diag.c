@@ -199,7 +199,7 @@ static int sdp_seq_show(struct seq_file *seq, void *v)
 
 	if (v == &sdp_sock_list) {
 		seq_puts(seq,
-			 "local_address rem_address   st tx_queue rx_queue uid inode tx_bcopy rx_bcopy tx_zcopy rx_zcopy tx_bcopy_msgs rx_bcopy_msgs tx_zcopy_msgs rx_zcopy_msgs\n");
+			 "local_address rem_address   st tx_queue rx_queue uid inode tx_bcopy rx_bcopy tx_zcopy rx_zcopy tx_bcopy_msgs rx_bcopy_msgs tx_zcopy_msgs rx_zcopy_msgs fallback\n");
 		return 0;
 	}
 
@@ -217,7 +217,7 @@ static int sdp_seq_show(struct seq_file *seq, void *v)
 		   wq, rq,
 		   from_kuid_munged(seq_user_ns(seq), sock_i_uid(sk)),
 		   sock_i_ino(sk));
-	seq_printf(seq, " %llu %llu %llu %llu %llu %llu %llu %llu\n",
+	seq_printf(seq, " %llu %llu %llu %llu %llu %llu %llu %llu %u\n",
 		   sdp_sk_counter(st, BCOPY_TX_BYTES),
 		   sdp_sk_counter(st, BCOPY_RX_BYTES),
 		   sdp_sk_counter(st, ZCOPY_TX_BYTES),
@@ -225,7 +225,8 @@ static int sdp_seq_show(struct seq_file *seq, void *v)
 		   sdp_sk_counter(st, BCOPY_TX_MSGS),
 		   sdp_sk_counter(st, BCOPY_RX_MSGS),
 		   sdp_sk_counter(st, ZCOPY_TX_MSGS),
-		   sdp_sk_counter(st, ZCOPY_RX_MSGS));
+		   sdp_sk_counter(st, ZCOPY_RX_MSGS),
+		   sdp_fb(ssk) ? READ_ONCE(ssk->fb_reason) : 0);
 	return 0;
 }
 
@@ -295,6 +296,10 @@ static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 	c->rx_alloc = READ_ONCE(ssk->rx_alloc);
 	c->tx_alloc = READ_ONCE(ssk->tx_alloc);
 	c->mem_pages = READ_ONCE(ssk->mem_pages);
+	if (sdp_fb(ssk)) {
+		c->transport = SDP_TRANSPORT_TCP;
+		c->fallback_reason = READ_ONCE(ssk->fb_reason);
+	}
 }
 
 #define SDP_DIAG_WANT(req, attr)	((req)->sdiag_ext & (1U << ((attr) - 1)))

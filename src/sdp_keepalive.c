@@ -42,6 +42,7 @@
 #include <net/tcp.h>
 
 #include "sdp.h"
+#include "sdp_fallback.h"
 
 /* The first persist probe, and the longest interval between two. */
 #define SDP_PERSIST_MIN		HZ
@@ -269,6 +270,7 @@ void sdp_ka_set(struct sock *sk, int on)
 	/* sk_setsockopt() sets SOCK_KEEPOPEN after this returns. */
 	sock_valbool_flag(sk, SOCK_KEEPOPEN, on);
 	sdp_ka_changed(sk);
+	sdp_fb_keepalive(sdp_sk(sk), on);
 }
 
 /* The QP is going: no timer may stay behind.  After SDP_F_QP cleared. */

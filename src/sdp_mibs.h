@@ -23,6 +23,17 @@ SDP_MIB(PASSIVE_FAILS, "PassiveFails")		/* ... failed before that */
 SDP_MIB(PASSIVE_REFUSED, "PassiveRefused")	/* refused by a listener */
 SDP_MIB(LISTEN_OVERFLOWS, "ListenOverflows")	/* ... of which: backlog full */
 SDP_MIB(CURR_ESTAB, "CurrEstab")		/* gauge: ESTABLISHED+CLOSE_WAIT */
+/* connect()s that went on over TCP (sdp_fallback.c), by reason */
+SDP_MIB(FB_NO_DEVICE, "FallbackNoDevice")	/* no RDMA device for it */
+SDP_MIB(FB_ADDR_ERROR, "FallbackAddrError")	/* address resolution */
+SDP_MIB(FB_ROUTE_ERROR, "FallbackRouteError")	/* route resolution */
+SDP_MIB(FB_UNREACHABLE, "FallbackUnreachable")	/* no answer */
+SDP_MIB(FB_REJECTED, "FallbackRejected")	/* no SDP listener */
+SDP_MIB(FB_TCP_CLIENT, "FallbackTcpClient")	/* accepted over TCP */
+SDP_MIB(FB_CACHED, "FallbackCached")		/* negative cache hit */
+SDP_MIB(FB_ESTAB, "FallbackEstab")		/* ... TCP connected */
+SDP_MIB(FB_FAILS, "FallbackFails")		/* ... TCP failed too */
+SDP_MIB(FB_LISTEN_FAILS, "FallbackListenFails")	/* listen() had no TCP */
 /* memory and half-open connections (sdp_mem.c) */
 SDP_MIB(MEM_PAGES, "MemPages")			/* gauge: pages of buffers */
 SDP_MIB(MEM_REFUSED, "MemRefused")		/* buffers refused: mem max */

@@ -20,6 +20,7 @@
 struct ctl_table;
 struct ctl_table_header;
 struct sdp_mib;
+struct sdp_fb_cache;
 
 /**
  * struct sdp_net - SDP's state in one network namespace
@@ -35,6 +36,11 @@ struct sdp_mib;
  * @rx_init_bufs: net.sdp.rx_init_bufs
  * @tx_idle_ms: net.sdp.tx_idle_ms (0: send buffers kept)
  * @rx_idle_ms: net.sdp.rx_idle_ms (0: a receive ring that grew stays)
+ * @tcp_fallback: net.sdp.tcp_fallback (1: a connect() that cannot be
+ *	made over SDP goes on over TCP, sdp_fallback.c)
+ * @tcp_fallback_cache_s: net.sdp.tcp_fallback_cache_s, seconds a
+ *	destination stays in the negative cache (0: no cache)
+ * @fb_cache: the negative cache of fallbacks (sdp_fallback.c)
  * @mem_pages: pages of connection buffers held in the namespace
  * @half_open: passive connections not yet established
  * @mem_pressure: under memory pressure (between @mem[1] and @mem[0])
@@ -55,6 +61,9 @@ struct sdp_net {
 	int rx_init_bufs;
 	int tx_idle_ms;
 	int rx_idle_ms;
+	int tcp_fallback;
+	int tcp_fallback_cache_s;
+	struct sdp_fb_cache *fb_cache;
 	atomic_long_t mem_pages;
 	atomic_t half_open;
 	bool mem_pressure;
@@ -70,6 +79,16 @@ static inline struct sdp_net *sdp_net(const struct net *net)
 /* sdp_sysctl.c: /proc/sys/net/sdp and the defaults it starts from */
 int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn);
 void sdp_sysctl_net_exit(struct sdp_net *sn);
+
+static inline bool sdp_sysctl_tcp_fallback(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->tcp_fallback);
+}
+
+static inline unsigned long sdp_sysctl_tcp_fallback_cache(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->tcp_fallback_cache_s) * HZ;
+}
 
 static inline unsigned int sdp_sysctl_recv_poll(const struct net *net)
 {

@@ -673,7 +673,7 @@ void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 static bool sdp_rx_ready(struct sock *sk, size_t skip)
 {
 	return READ_ONCE(sdp_sk(sk)->rx_bytes) > skip ||
-	       READ_ONCE(sk->sk_err) ||
+	       READ_ONCE(sk->sk_err) || sdp_fb(sdp_sk(sk)) ||
 	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
 }
 
@@ -838,6 +838,10 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		if (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
 		    !test_bit(SDP_ZR_LOST, &ssk->zc_rx.flags))
 			break;
+		if (sdp_fb(ssk)) {	/* it went on over TCP: ask that */
+			err = -ENOTCONN;
+			break;
+		}
 		if (sk->sk_err) {
 			err = sock_error(sk);
 			break;

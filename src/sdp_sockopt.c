@@ -44,6 +44,7 @@
 #include <net/tcp.h>
 
 #include "sdp.h"
+#include "sdp_fallback.h"
 
 #define SDP_HDR			sizeof(struct sdp_bsdh)
 /* What TCP_CONGESTION reads: no TCP congestion control runs. */
@@ -118,14 +119,25 @@ static int sdp_opt_in(int val, int lo, int hi, int *field)
 
 static int sdp_setsockopt_sdp(struct sdp_sock *ssk, int optname, int val)
 {
-	if (optname != SDP_ZCOPY_THRESH)
+	switch (optname) {
+	case SDP_ZCOPY_THRESH:
+		if (val < 0)
+			return -EINVAL;
+		lock_sock(&ssk->sk);
+		ssk->zc_thresh = val;
+		release_sock(&ssk->sk);
+		return 0;
+	case SDP_TCP_FALLBACK:
+		if (val < 0 || val > 1)
+			return -EINVAL;
+		lock_sock(&ssk->sk);
+		set_bit(SDP_O_FB_SET, &ssk->opts);
+		assign_bit(SDP_O_FB_ON, &ssk->opts, val);
+		release_sock(&ssk->sk);
+		return 0;
+	default:
 		return -ENOPROTOOPT;	/* SDP_INFO is read-only */
-	if (val < 0)
-		return -EINVAL;
-	lock_sock(&ssk->sk);
-	ssk->zc_thresh = val;
-	release_sock(&ssk->sk);
-	return 0;
+	}
 }
 
 /* Options with an effect on the data path; lock_sock() held. */
@@ -209,8 +221,16 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct sdp_tcp_opts *t = &ssk->tcp;
 	int val, err = 0;
 
-	if (level == SOL_SOCKET)
-		return sdp_msgzc_setsockopt(sock, optname, optval, optlen);
+	if (level == SOL_SOCKET) {
+		err = sdp_msgzc_setsockopt(sock, optname, optval, optlen);
+		/* Once over TCP, the TCP socket takes it too. */
+		if (!err && sdp_fb(ssk))
+			err = sdp_fb_setsockopt(ssk, level, optname, optval,
+						optlen);
+		return err;
+	}
+	if (sdp_fb(ssk) && level != SOL_SDP)
+		return sdp_fb_setsockopt(ssk, level, optname, optval, optlen);
 	if (level == SOL_IP || level == SOL_IPV6)
 		return sdp_setsockopt_ip(ssk, level, optname, optval, optlen);
 	if (level != SOL_TCP && level != SOL_SDP)
@@ -361,8 +381,15 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 	case SDP_INFO:
 		spin_lock_bh(&ssk->lock);
 		sdp_stats_to_info(&ssk->stats, &info);
+		if (sdp_fb(ssk)) {
+			info.sdpi_transport = SDP_TRANSPORT_TCP;
+			info.sdpi_fallback_reason = ssk->fb_reason;
+		}
 		spin_unlock_bh(&ssk->lock);
 		return sdp_put_opt(optval, optlen, &info, sizeof(info), len);
+	case SDP_TCP_FALLBACK:
+		val = sdp_fb_enabled(ssk);
+		return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
 	default:
 		return -ENOPROTOOPT;
 	}
@@ -472,6 +499,8 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 	struct tcp_info info;
 	int val, len, err;
 
+	if (sdp_fb(ssk) && level != SOL_SDP)
+		return sdp_fb_getsockopt(ssk, level, optname, optval, optlen);
 	if (level != SOL_TCP && level != SOL_SDP && level != SOL_IP &&
 	    level != SOL_IPV6)
 		return -ENOPROTOOPT;

@@ -24,6 +24,7 @@
 #include <uapi/linux/sdp.h>
 
 #include "sdp.h"
+#include "sdp_fallback.h"
 
 #define CREATE_TRACE_POINTS
 #include "sdp_trace.h"
@@ -63,8 +64,12 @@ static const struct sdp_sock_counter_out {
 #undef SDP_SOCK_COUNTER
 };
 
-/* Every field of both uapi structs is a listed counter. */
-static_assert(sizeof(struct sdp_info) == SDP_SOCK_NR_COUNTERS * sizeof(__u64));
+/*
+ * Every field of both uapi structs is a listed counter, but for struct
+ * sdp_info's last two (the transport, set by getsockopt()).
+ */
+static_assert(offsetof(struct sdp_info, sdpi_transport) ==
+	      SDP_SOCK_NR_COUNTERS * sizeof(__u64));
 static_assert(sizeof(struct sdp_diag_stats) ==
 	      SDP_SOCK_NR_COUNTERS * sizeof(__u64));
 
@@ -73,6 +78,7 @@ void sdp_stats_to_info(const struct sdp_sock_stats *st, struct sdp_info *info)
 {
 	int i;
 
+	memset(info, 0, sizeof(*info));
 	for (i = 0; i < SDP_SOCK_NR_COUNTERS; i++)
 		*(__u64 *)((char *)info + sdp_sock_counter_out[i].info) =
 			READ_ONCE(st->cnt[i]);
@@ -180,6 +186,39 @@ void sdp_stat_abort(struct sdp_sock *ssk, enum sdp_abort_reason why)
 void sdp_trace_abort(struct sdp_sock *ssk, int err, bool send_abort)
 {
 	trace_sdp_abort(ssk, err, send_abort);
+}
+
+/* The counter of each fallback reason (enum sdp_fallback_reason). */
+static const enum sdp_mib_field sdp_fb_mib[] = {
+	[SDP_FB_NO_DEVICE] = SDP_MIB_FB_NO_DEVICE,
+	[SDP_FB_ADDR_ERROR] = SDP_MIB_FB_ADDR_ERROR,
+	[SDP_FB_ROUTE_ERROR] = SDP_MIB_FB_ROUTE_ERROR,
+	[SDP_FB_UNREACHABLE] = SDP_MIB_FB_UNREACHABLE,
+	[SDP_FB_REJECTED] = SDP_MIB_FB_REJECTED,
+	[SDP_FB_TCP_CLIENT] = SDP_MIB_FB_TCP_CLIENT,
+	[SDP_FB_CACHED] = SDP_MIB_FB_CACHED,
+};
+
+/* A connect() goes on over TCP, for @why (sdp_fb_connect()). */
+void sdp_stat_fallback(struct sdp_sock *ssk, enum sdp_fallback_reason why)
+{
+	if (why > SDP_FB_NONE && why < ARRAY_SIZE(sdp_fb_mib))
+		SDP_INC_STATS(sock_net(&ssk->sk), sdp_fb_mib[why]);
+	trace_sdp_fallback(ssk, why);
+}
+
+/* The TCP connection of a fallen-back socket changed state. */
+void sdp_stat_fb_state(struct sdp_sock *ssk, int oldstate, int newstate)
+{
+	struct net *net = sock_net(&ssk->sk);
+
+	trace_sdp_state_change(&ssk->sk, oldstate, newstate);
+	if (oldstate != TCP_SYN_SENT)
+		return;
+	if (newstate == TCP_ESTABLISHED)
+		SDP_INC_STATS(net, SDP_MIB_FB_ESTAB);
+	else if (newstate == TCP_CLOSE)
+		SDP_INC_STATS(net, SDP_MIB_FB_FAILS);
 }
 
 /* A Data message with @payload bytes was posted. */
@@ -377,8 +416,13 @@ static int __net_init sdp_stats_net_init(struct net *net)
 	err = sdp_stats_proc_init(net);
 	if (err)
 		goto err_sysctl;
+	err = sdp_fb_net_init(net);
+	if (err)
+		goto err_proc;
 	return 0;
 
+err_proc:
+	sdp_stats_proc_exit(net);
 err_sysctl:
 	sdp_sysctl_net_exit(sn);
 err_mib:
@@ -390,6 +434,7 @@ static void __net_exit sdp_stats_net_exit(struct net *net)
 {
 	struct sdp_net *sn = sdp_net(net);
 
+	sdp_fb_net_exit(net);
 	sdp_stats_proc_exit(net);
 	sdp_sysctl_net_exit(sn);
 	free_percpu(sn->mib);

@@ -113,6 +113,8 @@ extern const char *const sdp_mib_names[SDP_MIB_MAX];
 void sdp_stat_state(struct sock *sk, int oldstate, int newstate);
 void sdp_stat_abort(struct sdp_sock *ssk, enum sdp_abort_reason why);
 void sdp_trace_abort(struct sdp_sock *ssk, int err, bool send_abort);
+void sdp_stat_fallback(struct sdp_sock *ssk, enum sdp_fallback_reason why);
+void sdp_stat_fb_state(struct sdp_sock *ssk, int oldstate, int newstate);
 void sdp_stat_tx_data(struct sdp_sock *ssk, u32 payload);	/* lock */
 void sdp_stat_tx_ctrl(struct sdp_sock *ssk, u8 mid);		/* lock */
 void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload); /* lock */

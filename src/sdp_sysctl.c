@@ -27,6 +27,13 @@
  *                       connection whose receive ring grew and that
  *                       received no data for this long shrinks it back
  *                       to rx_init_bufs small buffers (0: keeps it)
+ *   tcp_fallback        int, 0..1, default 0: 1 lets a connect() whose
+ *                       SDP connection cannot be made go on over TCP
+ *                       (sockets may override it: SDP_TCP_FALLBACK)
+ *   tcp_fallback_cache_s int, seconds, 0..86400, default 60: how long a
+ *                       destination a connect() fell back to TCP for
+ *                       sends the next connect()s to TCP at once (0:
+ *                       no negative cache)
  *
  * Writes outside the range fail with EINVAL and change nothing.  A
  * namespace starts with the defaults, not with its creator's values (as
@@ -56,6 +63,7 @@ static int sdp_half_open_max = 65536;
 static int sdp_idle_ms_max = 3600000;
 static int sdp_rx_init_min = SDP_RX_INIT_BUFS;
 static int sdp_rx_init_max = 1024;
+static int sdp_fb_cache_max = 86400;
 
 /*
  * Module parameters that set the sysctls of new namespaces: recv_poll
@@ -165,6 +173,22 @@ static const struct ctl_table sdp_sysctl_template[] = {
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = &sdp_idle_ms_max,
 	},
+	{
+		.procname = "tcp_fallback",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = SYSCTL_ONE,
+	},
+	{
+		.procname = "tcp_fallback_cache_s",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &sdp_fb_cache_max,
+	},
 	{ }
 };
 
@@ -179,6 +203,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	sn->tx_idle_ms = 1000;
 	sn->rx_idle_ms = 1000;
 	sn->rx_init_bufs = SDP_RX_INIT_BUFS;
+	sn->tcp_fallback_cache_s = 60;
 	sdp_mem_net_init(sn);
 	if (!IS_ENABLED(CONFIG_SYSCTL))
 		return 0;
@@ -196,6 +221,8 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	tbl[6].data = &sn->rx_init_bufs;
 	tbl[7].data = &sn->tx_idle_ms;
 	tbl[8].data = &sn->rx_idle_ms;
+	tbl[9].data = &sn->tcp_fallback;
+	tbl[10].data = &sn->tcp_fallback_cache_s;
 
 #ifdef SDP_HAVE_NET_SYSCTL_SZ
 	sn->sysctl_hdr = register_net_sysctl_sz(net, "net/sdp", tbl,

@@ -10,6 +10,8 @@
  *   sdp_zcopy_recv     a zero-copy receive finished (RDMA Read done)
  *   sdp_rdma_read      an RDMA Read was posted
  *   sdp_zcopy_cancel   a SrcAvailCancel was sent or received
+ *   sdp_fallback       a connect() goes on over TCP (why), or accept()
+ *                      returns a client that came over TCP
  *
  * Addresses are recorded as the socket stores them (struct sockaddr_in or
  * sockaddr_in6; zeros, printed as 0.0.0.0:0, before it has one).  Only
@@ -129,6 +131,40 @@ TRACE_EVENT(sdp_abort,
 		      sdp_show_state(__entry->state),
 		      sdp_show_abort(__entry->reason), __entry->err,
 		      __entry->sent)
+);
+
+TRACE_DEFINE_ENUM(SDP_FB_NO_DEVICE);
+TRACE_DEFINE_ENUM(SDP_FB_ADDR_ERROR);
+TRACE_DEFINE_ENUM(SDP_FB_ROUTE_ERROR);
+TRACE_DEFINE_ENUM(SDP_FB_UNREACHABLE);
+TRACE_DEFINE_ENUM(SDP_FB_REJECTED);
+TRACE_DEFINE_ENUM(SDP_FB_TCP_CLIENT);
+TRACE_DEFINE_ENUM(SDP_FB_CACHED);
+
+#define sdp_show_fb_reason(reason)					\
+	__print_symbolic(reason,					\
+			 { SDP_FB_NO_DEVICE, "no-device" },		\
+			 { SDP_FB_ADDR_ERROR, "addr-error" },		\
+			 { SDP_FB_ROUTE_ERROR, "route-error" },	\
+			 { SDP_FB_UNREACHABLE, "unreachable" },	\
+			 { SDP_FB_REJECTED, "rejected" },		\
+			 { SDP_FB_TCP_CLIENT, "tcp-client" },	\
+			 { SDP_FB_CACHED, "cached" })
+
+TRACE_EVENT(sdp_fallback,
+	    TP_PROTO(const struct sdp_sock *ssk, int reason),
+	    TP_ARGS(ssk, reason),
+	    TP_STRUCT__entry(__field(const void *, skaddr)
+			     __field(int, reason)
+			     __array(u8, saddr, SDP_TRACE_ADDR_LEN)
+			     __array(u8, daddr, SDP_TRACE_ADDR_LEN)),
+	    TP_fast_assign(__entry->skaddr = &ssk->sk;
+			   __entry->reason = reason;
+			   sdp_trace_addrs(__entry->saddr, __entry->daddr,
+					   ssk);),
+	    TP_printk("sk=%p src=%pISpc dst=%pISpc reason=%s",
+		      __entry->skaddr, __entry->saddr, __entry->daddr,
+		      sdp_show_fb_reason(__entry->reason))
 );
 
 DECLARE_EVENT_CLASS(sdp_zcopy_class,

@@ -1066,6 +1066,11 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		err = sdp_wait_connect(sk, &timeo);
 		if (err)
 			goto out_err;
+		/* It went on over TCP: the caller asks that. */
+		if (sdp_fb(ssk)) {
+			err = -ENOTCONN;
+			goto out_err;
+		}
 		if (!((1 << sk->sk_state) & (TCPF_ESTABLISHED |
 					     TCPF_CLOSE_WAIT))) {
 			err = -EPIPE;

@@ -35,13 +35,14 @@ struct proc_sock {
 	unsigned int lport, rport, st, txq, rxq, uid;
 	unsigned long ino;
 	unsigned long long c[8];	/* tx_bcopy ... rx_zcopy_msgs */
+	unsigned int fallback;		/* enum sdp_fallback_reason */
 };
 
 enum { TX_BCOPY, RX_BCOPY, TX_ZCOPY, RX_ZCOPY, TX_BCOPY_MSGS, RX_BCOPY_MSGS,
        TX_ZCOPY_MSGS, RX_ZCOPY_MSGS };
 
 static const char proc_header[] =
-	"local_address rem_address   st tx_queue rx_queue uid inode tx_bcopy rx_bcopy tx_zcopy rx_zcopy tx_bcopy_msgs rx_bcopy_msgs tx_zcopy_msgs rx_zcopy_msgs\n";
+	"local_address rem_address   st tx_queue rx_queue uid inode tx_bcopy rx_bcopy tx_zcopy rx_zcopy tx_bcopy_msgs rx_bcopy_msgs tx_zcopy_msgs rx_zcopy_msgs fallback\n";
 
 /* "HEX:PORT" with 8 or 32 hex digits, each 8 a word as the kernel prints it. */
 static bool parse_proc_addr(const char *s, uint32_t *w, int *words,
@@ -82,11 +83,11 @@ static bool proc_find(unsigned long ino, struct proc_sock *ps)
 
 		memset(&p, 0, sizeof(p));
 		n = sscanf(line,
-			   "%63s %63s %x %x:%x %u %lu %llu %llu %llu %llu %llu %llu %llu %llu%n",
+			   "%63s %63s %x %x:%x %u %lu %llu %llu %llu %llu %llu %llu %llu %llu %u%n",
 			   la, ra, &p.st, &p.txq, &p.rxq, &p.uid, &p.ino,
 			   &p.c[0], &p.c[1], &p.c[2], &p.c[3], &p.c[4],
-			   &p.c[5], &p.c[6], &p.c[7], &end);
-		CHECK(n == 15 && line[end] == '\n', "malformed line '%s'", line);
+			   &p.c[5], &p.c[6], &p.c[7], &p.fallback, &end);
+		CHECK(n == 16 && line[end] == '\n', "malformed line '%s'", line);
 		CHECK(parse_proc_addr(la, p.laddr, &p.lwords, &p.lport) &&
 		      parse_proc_addr(ra, p.raddr, &p.rwords, &p.rport),
 		      "bad address in '%s'", line);
@@ -374,8 +375,9 @@ static void check_info_matches_diag(int fd, const struct sdp_diag_sock *d)
 	socklen_t len = sizeof(info);
 	size_t i;
 
-	CHECK(sizeof(info) == sizeof(d->stats) &&
-	      sizeof(info) == N_SAME_COUNTERS * sizeof(__u64),
+	/* Counters, then (sdp_info only) the transport and the reason. */
+	CHECK(offsetof(struct sdp_info, sdpi_transport) == sizeof(d->stats) &&
+	      sizeof(d->stats) == N_SAME_COUNTERS * sizeof(__u64),
 	      "struct sdp_info %zu bytes, struct sdp_diag_stats %zu",
 	      sizeof(info), sizeof(d->stats));
 	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len));

@@ -1679,6 +1679,13 @@ static void op_sockopt(struct worker *w)
 				       (int)rnd(w, 20);
 		/* Mostly the default: zero-copy must happen. */
 		val.i = chance(w, 60) ? (int)S.thresh : th[rnd(w, 5)];
+		/*
+		 * SDP_TCP_FALLBACK is set to 0 only: the storm's answers
+		 * are SDP's (tests/fallback.c and tests/stream-fallback
+		 * cover the fallback).
+		 */
+		if (name == SDP_TCP_FALLBACK)
+			val.i = 0;
 		len = chance(w, 85) ? sizeof(int) : lens[rnd(w, 10)];
 		if (!set && name == SDP_INFO)
 			len = chance(w, 70) ? sizeof(struct sdp_info) : lens[rnd(w, 10)];
@@ -1726,8 +1733,8 @@ static void op_sockopt(struct worker *w)
 
 	/*
 	 * SDP's own levels (sdp.rst, Socket options): at SOL_TCP the names
-	 * of sdp_tcp_name(), SOL_SDP SDP_ZCOPY_THRESH (negative: EINVAL)
-	 * and SDP_INFO (read only), SOL_IP IP_TOS, SOL_IPV6 IPV6_V6ONLY and
+	 * of sdp_tcp_name(), SOL_SDP SDP_ZCOPY_THRESH (negative: EINVAL),
+	 * SDP_TCP_FALLBACK (set to 0 here) and SDP_INFO (read only), SOL_IP IP_TOS, SOL_IPV6 IPV6_V6ONLY and
 	 * IPV6_TCLASS; other names ENOPROTOOPT; other levels ENOPROTOOPT.  With an int-sized length and good pointers the
 	 * answer is exact for TCP_NODELAY, TCP_CORK and SOL_SDP; the other
 	 * TCP names check their values as TCP does (sdp.rst), so a random
@@ -1739,6 +1746,7 @@ static void op_sockopt(struct worker *w)
 	 */
 	known = level == SOL_TCP ? sdp_tcp_name(name, set) :
 		level == SOL_SDP ? (name == SDP_ZCOPY_THRESH ||
+				    name == SDP_TCP_FALLBACK ||
 				    (!set && name == SDP_INFO)) :
 		level == SOL_IP ? name == IP_TOS :
 		level == SOL_IPV6 && (name == IPV6_V6ONLY ||
@@ -1812,6 +1820,9 @@ static void op_sockopt(struct worker *w)
 		 val.i != 1)
 		failf(w, "%s on fd %d gave %d", w->desc, fd, val.i);
 	else if (name == SDP_ZCOPY_THRESH && len == sizeof(int) && val.i < 0)
+		failf(w, "%s on fd %d gave %d", w->desc, fd, val.i);
+	else if (level == SOL_SDP && name == SDP_TCP_FALLBACK &&
+		 len == sizeof(int) && val.i)
 		failf(w, "%s on fd %d gave %d", w->desc, fd, val.i);
 }
 

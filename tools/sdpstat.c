@@ -56,6 +56,31 @@ static const struct {
 	[ST_CLOSING] = { "CLOSING", "closing" },
 };
 
+static const char *const fallback_reasons[] = {
+	[SDP_FB_NONE] = "-",
+	[SDP_FB_NO_DEVICE] = "no-device",
+	[SDP_FB_ADDR_ERROR] = "addr-error",
+	[SDP_FB_ROUTE_ERROR] = "route-error",
+	[SDP_FB_UNREACHABLE] = "unreachable",
+	[SDP_FB_REJECTED] = "rejected",
+	[SDP_FB_TCP_CLIENT] = "tcp-client",
+	[SDP_FB_CACHED] = "cached",
+};
+
+/* "sdp", or "tcp:REASON" for a socket that fell back to TCP. */
+static const char *transport_of(const struct sdp_diag_conn *c, char *buf,
+				size_t size)
+{
+	if (!c || c->transport != SDP_TRANSPORT_TCP)
+		return "sdp";
+	snprintf(buf, size, "tcp:%s",
+		 c->fallback_reason < sizeof(fallback_reasons) /
+				      sizeof(fallback_reasons[0]) &&
+		 fallback_reasons[c->fallback_reason] ?
+		 fallback_reasons[c->fallback_reason] : "?");
+	return buf;
+}
+
 static const char *const abort_reasons[] = {
 	[SDP_ABORT_REASON_NONE] = "-",
 	[SDP_ABORT_REASON_CLOSE] = "close",
@@ -217,7 +242,7 @@ static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
 			 const struct sdp_diag_stats *st,
 			 const struct sdp_diag_conn *c)
 {
-	char la[64], pa[64];
+	char la[64], pa[64], tr[32];
 	const char *state = r->sdiag_state < ST_MAX &&
 			    states[r->sdiag_state].show ?
 			    states[r->sdiag_state].show : "UNKNOWN";
@@ -226,11 +251,10 @@ static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
 		    r->sdiag_sport);
 	format_addr(pa, sizeof(pa), r->sdiag_family, r->sdiag_dst,
 		    r->sdiag_dport);
-	printf("%-10s %-6u %-6u %-24s %s", state, r->sdiag_rqueue,
-	       r->sdiag_wqueue, la, pa);
+	printf("%-10s %-6u %-6u %-24s %-24s %s", state, r->sdiag_rqueue,
+	       r->sdiag_wqueue, la, pa, transport_of(c, tr, sizeof(tr)));
 	if (o->extended)
-		printf("%*s uid:%u ino:%u sk:%" PRIx64,
-		       strlen(pa) < 24 ? (int)(24 - strlen(pa)) : 0, "",
+		printf(" uid:%u ino:%u sk:%" PRIx64,
 		       r->sdiag_uid,
 		       r->sdiag_inode,
 		       (uint64_t)r->sdiag_cookie[1] << 32 | r->sdiag_cookie[0]);
@@ -250,7 +274,7 @@ static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
 		       st->credit_updates_rx, st->credit_stalls, st->srcavail_tx,
 		       st->srcavail_rx, st->zcopy_fallbacks, st->rinv_tx,
 		       st->rinv_rx);
-	if (c)
+	if (c && o->extended)
 		printf("\t credits:%d peer_credits:%u tx_max:%u rx_bufs:%u tx_bufs:%u rx_posted:%u"
 		       " tx_mseq_next:%u rx_mseq_last:%u abort_reason:%s"
 		       " comp_vector:%u rx_alloc:%u tx_alloc:%u mem_pages:%u\n",
@@ -301,8 +325,9 @@ static void dump_sockets(const struct options *o, struct totals *t)
 	const struct sdp_diag_req req = {
 		.sdiag_family = o->family,
 		.sdiag_states = t ? ALL_STATES : o->states,
-		.sdiag_ext = o->extended ? SDP_DIAG_EXT(SDP_DIAG_STATS) |
-					   SDP_DIAG_EXT(SDP_DIAG_CONN) : 0,
+		/* The connection's attribute tells the transport. */
+		.sdiag_ext = SDP_DIAG_EXT(SDP_DIAG_CONN) |
+			     (o->extended ? SDP_DIAG_EXT(SDP_DIAG_STATS) : 0),
 	};
 	struct dump d = { o, t };
 	const char *what;
@@ -409,8 +434,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (o.header)
-		printf("%-10s %-6s %-6s %-24s %s\n", "State", "Recv-Q",
-		       "Send-Q", "Local Address:Port", "Peer Address:Port");
+		printf("%-10s %-6s %-6s %-24s %-24s %s\n", "State", "Recv-Q",
+		       "Send-Q", "Local Address:Port", "Peer Address:Port",
+		       "Transport");
 	dump_sockets(&o, NULL);
 	return 0;
 }

@@ -26,20 +26,40 @@ int test_family(void)
 	return strcmp(f, "tcp") ? AF_INET_SDP : AF_INET;
 }
 
+bool test_is_fallback(void)
+{
+	return !strcmp(env_or("SDP_TEST_FAMILY", "sdp"), "fallback");
+}
+
 bool test_is_sdp(void)
 {
-	return test_family() == AF_INET_SDP;
+	return test_family() == AF_INET_SDP && !test_is_fallback();
 }
 
 const char *test_family_name(void)
 {
-	return test_is_sdp() ? "sdp" : "tcp";
+	return test_is_fallback() ? "fallback" : test_is_sdp() ? "sdp" : "tcp";
+}
+
+/* An SDP socket that falls back to TCP (SDP_TCP_FALLBACK 1). */
+static int fallback_socket(int flags)
+{
+	int fd = socket(AF_INET_SDP, SOCK_STREAM | flags, 0), on = 1;
+
+	if (fd >= 0 &&
+	    setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &on, sizeof(on))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 int test_socket(int flags)
 {
 	struct sockaddr_storage ss;
 
+	if (test_is_fallback())
+		return fallback_socket(flags);
 	/* For TCP, an IPv6 test address needs an AF_INET6 socket. */
 	if (!test_is_sdp() && make_sockaddr(&ss, TEST_ADDR(), 0))
 		return test_socket_af(ss.ss_family, flags);
@@ -48,6 +68,8 @@ int test_socket(int flags)
 
 int test_socket_af(int af, int flags)
 {
+	if (test_is_fallback())
+		return fallback_socket(flags);
 	return socket(test_is_sdp() ? AF_INET_SDP : af, SOCK_STREAM | flags, 0);
 }
 
@@ -79,7 +101,7 @@ socklen_t test_sockaddr(struct sockaddr_storage *ss, uint16_t port)
 	return len;
 }
 
-static socklen_t sockaddr_len(const struct sockaddr_storage *ss)
+socklen_t sockaddr_len(const struct sockaddr_storage *ss)
 {
 	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 					   sizeof(struct sockaddr_in);
@@ -192,7 +214,9 @@ void set_nonblock(int fd, bool on)
 int net_listener(struct sockaddr_storage *addr, int backlog, int bufsize)
 {
 	socklen_t len = test_sockaddr(addr, 0);
-	int fd = test_socket_af(addr->ss_family, 0);
+	/* Fallback: a TCP-only peer, which SDP sockets reach over TCP. */
+	int fd = test_is_fallback() ? socket(addr->ss_family, SOCK_STREAM, 0) :
+				      test_socket_af(addr->ss_family, 0);
 
 	CHECK(fd >= 0, "socket(%s): %s", test_family_name(), strerror(errno));
 	set_bufsize(fd, bufsize);

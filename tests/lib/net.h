@@ -24,9 +24,16 @@
 
 /* AF_INET_SDP, or AF_INET if SDP_TEST_FAMILY=tcp. */
 int test_family(void);
-/* Is the family under test SDP (not TCP)? */
+/* Is the family under test SDP (not TCP, and not fallen back to TCP)? */
 bool test_is_sdp(void);
-/* "sdp" or "tcp", for messages. */
+/*
+ * SDP_TEST_FAMILY=fallback: the sockets are SDP ones with
+ * SDP_TCP_FALLBACK on, and net_listener() makes plain TCP listeners, so
+ * that the pairs are SDP sockets fallen back to TCP, held to TCP's
+ * behaviour (test_is_sdp() is false).
+ */
+bool test_is_fallback(void);
+/* "sdp", "tcp" or "fallback", for messages. */
 const char *test_family_name(void);
 
 /*
@@ -50,6 +57,8 @@ socklen_t test_sockaddr(struct sockaddr_storage *ss, uint16_t port);
 socklen_t make_sockaddr(struct sockaddr_storage *ss, const char *str,
 			uint16_t port);
 uint16_t sockaddr_port(const struct sockaddr_storage *ss);
+/* The length of @ss's address for its family. */
+socklen_t sockaddr_len(const struct sockaddr_storage *ss);
 void sockaddr_set_port(struct sockaddr_storage *ss, uint16_t port);
 /* Same family, address and port? */
 bool sockaddr_equal(const struct sockaddr_storage *a,

@@ -60,7 +60,7 @@ void wait_inq(int fd, int bytes);
 void wait_no_sockets(void);
 
 /* A snapshot of /proc/net/sdp_stats. */
-#define MAX_STATS 64
+#define MAX_STATS 96
 
 struct stats {
 	int n;

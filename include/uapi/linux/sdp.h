@@ -47,6 +47,52 @@
  */
 #define SDP_ZCOPY_THRESH	1
 #define SDP_INFO		2
+/*
+ * SDP_TCP_FALLBACK (int, read/write): 1: a connect() whose SDP connection
+ *	cannot be made (no RDMA device or route to the address, no SDP
+ *	listener at the peer, no answer) carries on over TCP to the same
+ *	address and port, on the same socket, and a listen() listens on
+ *	TCP too, so that accept() also returns clients without SDP; 0: it
+ *	fails, as without fallback.  Reading gives the policy in force: the socket's own once
+ *	set, else the network namespace's net.sdp.tcp_fallback.  Values
+ *	other than 0 and 1 give EINVAL.
+ */
+#define SDP_TCP_FALLBACK	3
+
+/**
+ * enum sdp_transport - what carries a socket's bytes (sdpi_transport)
+ * @SDP_TRANSPORT_SDP: an SDP connection over RDMA (or none yet)
+ * @SDP_TRANSPORT_TCP: a kernel TCP connection: the socket fell back
+ */
+enum sdp_transport {
+	SDP_TRANSPORT_SDP = 0,
+	SDP_TRANSPORT_TCP = 1,
+};
+
+/**
+ * enum sdp_fallback_reason - why a socket uses TCP (sdpi_fallback_reason)
+ * @SDP_FB_NONE: it does not
+ * @SDP_FB_NO_DEVICE: no RDMA device has an address on the way to the
+ *	destination (connect() found none at once)
+ * @SDP_FB_ADDR_ERROR: resolving the destination's RDMA address failed
+ * @SDP_FB_ROUTE_ERROR: resolving the RDMA route failed
+ * @SDP_FB_UNREACHABLE: the peer did not answer the connection request
+ * @SDP_FB_REJECTED: the peer rejected it: no SDP listener on the port
+ * @SDP_FB_TCP_CLIENT: accepted from a client that came over TCP (a
+ *	listener with fallback on listens on TCP too)
+ * @SDP_FB_CACHED: a recent connect() to the same address and port fell
+ *	back: TCP at once (net.sdp.tcp_fallback_cache_s)
+ */
+enum sdp_fallback_reason {
+	SDP_FB_NONE = 0,
+	SDP_FB_NO_DEVICE = 1,
+	SDP_FB_ADDR_ERROR = 2,
+	SDP_FB_ROUTE_ERROR = 3,
+	SDP_FB_UNREACHABLE = 4,
+	SDP_FB_REJECTED = 5,
+	SDP_FB_TCP_CLIENT = 6,
+	SDP_FB_CACHED = 7,
+};
 
 /**
  * struct sdp_info - per-socket counters (getsockopt SOL_SDP, SDP_INFO)
@@ -77,8 +123,10 @@
  * @sdpi_credit_updates_rx: credit updates received
  * @sdpi_credit_stalls: times data was ready to go and had to wait for the
  *	peer's credits
+ * @sdpi_transport: enum sdp_transport
+ * @sdpi_fallback_reason: enum sdp_fallback_reason
  *
- * The same counters as sock_diag's struct sdp_diag_stats.
+ * The counters are the same as sock_diag's struct sdp_diag_stats.
  */
 struct sdp_info {
 	__u64 sdpi_bcopy_tx_bytes;
@@ -102,6 +150,8 @@ struct sdp_info {
 	__u64 sdpi_credit_updates_tx;
 	__u64 sdpi_credit_updates_rx;
 	__u64 sdpi_credit_stalls;
+	__u32 sdpi_transport;
+	__u32 sdpi_fallback_reason;
 };
 
 #endif /* _UAPI_LINUX_SDP_H */

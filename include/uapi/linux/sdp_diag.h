@@ -153,6 +153,10 @@ struct sdp_diag_stats {
  *	net.sdp.tx_idle_ms without a send
  * @mem_pages: pages of buffers this connection holds, as counted in
  *	net.sdp.mem and /proc/net/sdp_stats' MemPages
+ * @transport: what carries the socket's bytes (enum sdp_transport of
+ *	<linux/sdp.h>: SDP, or TCP after a fallback)
+ * @fallback_reason: why it fell back (enum sdp_fallback_reason), or 0
+ * @pad2: 0
  *
  * Fields are only ever appended: a reader takes the attribute's length.
  */
@@ -171,6 +175,9 @@ struct sdp_diag_conn {
 	__u32	rx_alloc;
 	__u32	tx_alloc;
 	__u32	mem_pages;
+	__u8	transport;
+	__u8	fallback_reason;
+	__u16	pad2;
 };
 
 /* struct sdp_diag_conn::abort_reason */

@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol -- in-kernel fallback to TCP.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * When the SDP connection of a connect() cannot be made (no RDMA device
+ * or route to the address, no SDP listener at the peer, no answer) and
+ * the policy allows it (SDP_TCP_FALLBACK, else net.sdp.tcp_fallback), the
+ * socket carries on over a kernel TCP socket to the same address and
+ * port: sdp_sock::fb.  From then on every call of the socket goes to that
+ * TCP socket (af_sdp.c, sdp_sockopt.c ask sdp_fb()), and the SDP attempt's
+ * CM id and QP go as a failed connect's do (SDP_F_ABORT, sdp_work()),
+ * but without the socket seeing an error or a state change.
+ *
+ * Waiting: callers wait on the SDP socket's own wait queue (poll, epoll,
+ * connect() in progress, SIGIO owners), registered before the fallback
+ * as after it.  The TCP socket's callbacks copy its state, shutdown and
+ * error into the SDP socket and wake that queue, then do what TCP's own
+ * do (wake the TCP socket's queue, on which the calls handed to TCP
+ * block).  They find the SDP socket through sk_user_data under
+ * sk_callback_lock, which sdp_fb_release() clears before the TCP socket
+ * is released: a TCP socket lingering after close() (FIN_WAIT, TIME_WAIT)
+ * no longer knows the SDP socket.
+ *
+ * Socket-level options (SOL_SOCKET) stay on the SDP socket, which the
+ * socket core reads them from; those that TCP reads at each call
+ * (timeouts, SO_RCVLOWAT, SO_LINGER, SO_ZEROCOPY) are copied to the TCP
+ * socket before each call handed over (sdp_fb_sync()), the others when
+ * set.  An error the TCP socket reports is copied to sk_err, so that
+ * SO_ERROR sees it; the TCP socket keeps its own for the calls it
+ * answers.
+ *
+ * Lock order: the SDP socket's lock_sock() may be held while a TCP call
+ * takes the TCP socket's; the TCP callbacks (TCP's socket lock or
+ * bh_lock_sock held) take sk_callback_lock, then sdp_sock::lock.
+ */
+#include <linux/mm.h>
+#include <linux/net.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/tcp.h>
+#include <net/inet_connection_sock.h>
+#include <net/inet_sock.h>
+#include <net/ip.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "sdp.h"
+#include "sdp_fallback.h"
+
+/*
+ * The negative cache: destinations (address and port) a connect() fell
+ * back to TCP for, so that the next connect() to one goes to TCP at once
+ * (SDP_FB_CACHED) instead of waiting for the SDP attempt to fail again.
+ * One per network namespace, net.sdp.tcp_fallback_cache_s long (0: off),
+ * at most SDP_FB_CACHE_SIZE: when full, the oldest entry goes.  Listed
+ * in /proc/net/sdp_fallback.
+ */
+#define SDP_FB_CACHE_SIZE	256
+
+/**
+ * struct sdp_fb_dest - one destination of the negative cache
+ * @expires: jiffies when it goes (never 0); 0: a free slot
+ * @family: AF_INET or AF_INET6
+ * @reason: enum sdp_fallback_reason of the fallback that put it here
+ * @port: the destination port
+ * @addr: the destination address (4 bytes for IPv4)
+ */
+struct sdp_fb_dest {
+	unsigned long expires;
+	u8 family;
+	u8 reason;
+	__be16 port;
+	u8 addr[16];
+};
+
+/**
+ * struct sdp_fb_cache - a namespace's negative cache
+ * @lock: protects the rest
+ * @next: the slot taken next when none is free (round robin: the oldest)
+ * @d: the destinations
+ */
+struct sdp_fb_cache {
+	spinlock_t lock;	/* protects next and d */
+	unsigned int next;
+	struct sdp_fb_dest d[SDP_FB_CACHE_SIZE];
+};
+
+/* @ss as a cache key in @k (expires, reason left alone). */
+static void sdp_fb_key(const struct sockaddr_storage *ss,
+		       struct sdp_fb_dest *k)
+{
+	memset(k->addr, 0, sizeof(k->addr));
+	k->family = ss->ss_family;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		memcpy(k->addr, &sin->sin_addr, sizeof(sin->sin_addr));
+		k->port = sin->sin_port;
+	} else {
+		const struct sockaddr_in6 *sin6 =
+			(const struct sockaddr_in6 *)ss;
+
+		memcpy(k->addr, &sin6->sin6_addr, sizeof(sin6->sin6_addr));
+		k->port = sin6->sin6_port;
+	}
+}
+
+static bool sdp_fb_dest_live(const struct sdp_fb_dest *d)
+{
+	return d->expires && time_before(jiffies, d->expires);
+}
+
+/* The live entry for @k, or NULL.  cache->lock held. */
+static struct sdp_fb_dest *sdp_fb_find(struct sdp_fb_cache *c,
+				       const struct sdp_fb_dest *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < SDP_FB_CACHE_SIZE; i++) {
+		struct sdp_fb_dest *d = &c->d[i];
+
+		if (sdp_fb_dest_live(d) && d->family == k->family &&
+		    d->port == k->port && !memcmp(d->addr, k->addr, 16))
+			return d;
+	}
+	return NULL;
+}
+
+/* Is @ss a destination a connect() recently fell back to TCP for? */
+bool sdp_fb_cached(struct net *net, const struct sockaddr_storage *ss)
+{
+	struct sdp_fb_cache *c = sdp_net(net)->fb_cache;
+	struct sdp_fb_dest k;
+	bool hit;
+
+	if (!c || !sdp_sysctl_tcp_fallback_cache(net))
+		return false;
+	sdp_fb_key(ss, &k);
+	spin_lock_bh(&c->lock);
+	hit = sdp_fb_find(c, &k);
+	spin_unlock_bh(&c->lock);
+	return hit;
+}
+
+/* A connect() to @ss fell back to TCP for @why: remember it. */
+static void sdp_fb_cache_add(struct net *net,
+			     const struct sockaddr_storage *ss, u8 why)
+{
+	unsigned long ttl = sdp_sysctl_tcp_fallback_cache(net);
+	struct sdp_fb_cache *c = sdp_net(net)->fb_cache;
+	struct sdp_fb_dest k, *d;
+	unsigned int i;
+
+	if (!c || !ttl)
+		return;
+	sdp_fb_key(ss, &k);
+	spin_lock_bh(&c->lock);
+	d = sdp_fb_find(c, &k);
+	for (i = 0; !d && i < SDP_FB_CACHE_SIZE; i++)
+		if (!sdp_fb_dest_live(&c->d[i]))
+			d = &c->d[i];
+	if (!d) {
+		d = &c->d[c->next];
+		c->next = (c->next + 1) % SDP_FB_CACHE_SIZE;
+	}
+	*d = k;
+	d->reason = why;
+	d->expires = (jiffies + ttl) | 1;
+	spin_unlock_bh(&c->lock);
+}
+
+#ifdef CONFIG_PROC_FS
+/* /proc/net/sdp_fallback: "address port reason expires_ms" per entry. */
+static int sdp_fb_cache_show(struct seq_file *seq, void *v)
+{
+	struct sdp_fb_cache *c = sdp_net(seq_file_single_net(seq))->fb_cache;
+	unsigned int i;
+
+	seq_puts(seq, "address port reason expires_ms\n");
+	if (!c)
+		return 0;
+	spin_lock_bh(&c->lock);
+	for (i = 0; i < SDP_FB_CACHE_SIZE; i++) {
+		const struct sdp_fb_dest *d = &c->d[i];
+
+		if (!sdp_fb_dest_live(d))
+			continue;
+		if (d->family == AF_INET)
+			seq_printf(seq, "%pI4", d->addr);
+		else
+			seq_printf(seq, "%pI6c", d->addr);
+		seq_printf(seq, " %u %u %u\n", ntohs(d->port), d->reason,
+			   jiffies_to_msecs(d->expires - jiffies));
+	}
+	spin_unlock_bh(&c->lock);
+	return 0;
+}
+#endif
+
+/* A namespace comes: its negative cache and /proc/net/sdp_fallback. */
+int sdp_fb_net_init(struct net *net)
+{
+	struct sdp_fb_cache *c = kvzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return -ENOMEM;
+	spin_lock_init(&c->lock);
+	sdp_net(net)->fb_cache = c;
+#ifdef CONFIG_PROC_FS
+	if (!proc_create_net_single("sdp_fallback", 0444, net->proc_net,
+				    sdp_fb_cache_show, NULL)) {
+		sdp_net(net)->fb_cache = NULL;
+		kvfree(c);
+		return -ENOMEM;
+	}
+#endif
+	return 0;
+}
+
+void sdp_fb_net_exit(struct net *net)
+{
+#ifdef CONFIG_PROC_FS
+	remove_proc_entry("sdp_fallback", net->proc_net);
+#endif
+	kvfree(sdp_net(net)->fb_cache);
+	sdp_net(net)->fb_cache = NULL;
+}
+
+/* The policy in force: the socket's SDP_TCP_FALLBACK, else the sysctl. */
+bool sdp_fb_enabled(const struct sdp_sock *ssk)
+{
+	if (test_bit(SDP_O_FB_SET, &ssk->opts))
+		return test_bit(SDP_O_FB_ON, &ssk->opts);
+	return sdp_sysctl_tcp_fallback(sock_net(&ssk->sk));
+}
+
+/*
+ * The TCP connection's local address becomes the socket's, for the
+ * listings (/proc/net/sdp, sock_diag).  sdp_sock::lock held.
+ */
+static void sdp_fb_local_addr(struct sdp_sock *ssk, struct sock *tsk)
+{
+	if (tsk->sk_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ssk->saddr;
+
+		memset(&ssk->saddr, 0, sizeof(ssk->saddr));
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = inet_sk(tsk)->inet_saddr;
+		sin->sin_port = inet_sk(tsk)->inet_sport;
+#if IS_ENABLED(CONFIG_IPV6)
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ssk->saddr;
+
+		memset(&ssk->saddr, 0, sizeof(ssk->saddr));
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = tsk->sk_v6_rcv_saddr;
+		sin6->sin6_port = inet_sk(tsk)->inet_sport;
+#endif
+	}
+}
+
+/*
+ * Copy the TCP socket's state, shutdown and a new error into the SDP
+ * socket.  Returns true if anything changed.  From the callbacks.
+ */
+static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
+{
+	struct sock *sk = &ssk->sk;
+	int state = READ_ONCE(tsk->sk_state);
+	int err = READ_ONCE(tsk->sk_err);
+	bool changed = false;
+
+	spin_lock_bh(&ssk->lock);
+	if (sk->sk_state != state) {
+		if (state == TCP_ESTABLISHED && sk->sk_state == TCP_SYN_SENT)
+			sdp_fb_local_addr(ssk, tsk);
+		sdp_stat_fb_state(ssk, sk->sk_state, state);
+		WRITE_ONCE(sk->sk_state, state);
+		changed = true;
+	}
+	if (sk->sk_shutdown != READ_ONCE(tsk->sk_shutdown)) {
+		WRITE_ONCE(sk->sk_shutdown, READ_ONCE(tsk->sk_shutdown));
+		changed = true;
+	}
+	if (err && err != ssk->fb_err) {
+		WRITE_ONCE(sk->sk_err, err);
+		changed = true;
+	}
+	ssk->fb_err = err;
+	spin_unlock_bh(&ssk->lock);
+	return changed;
+}
+
+/*
+ * sk_user_data of a TCP socket of ours: the SDP socket, flagged
+ * SK_USER_DATA_NOCOPY so that the connections a TCP listener of ours
+ * accepts do not inherit it (they start with none, sdp_fb_accept()).
+ */
+static void sdp_fb_set_user(struct sock *tsk, struct sdp_sock *ssk)
+{
+	tsk->sk_user_data = ssk ? (void *)((uintptr_t)ssk |
+					   SK_USER_DATA_NOCOPY) : NULL;
+}
+
+static struct sdp_sock *sdp_fb_user(const struct sock *tsk)
+{
+	return (struct sdp_sock *)((uintptr_t)tsk->sk_user_data &
+				   SK_USER_DATA_PTRMASK);
+}
+
+/*
+ * An event of the TCP socket (enum sdp_fb_ev): when the socket's calls go
+ * to it (sdp_fb()), its state goes to the SDP socket and the SDP
+ * socket's waiters are woken; then TCP's own callback runs.  Nothing but
+ * that once the SDP socket let go (sk_user_data NULL).
+ */
+static void sdp_fb_event(struct sock *tsk, enum sdp_fb_ev ev)
+{
+	void (*orig)(struct sock *sk) = NULL;
+	struct sdp_sock *ssk;
+	struct sock *sk;
+
+	read_lock_bh(&tsk->sk_callback_lock);
+	ssk = sdp_fb_user(tsk);
+	if (!ssk)
+		goto out;
+	orig = ssk->fb_ops[ev].fn;
+	if (!READ_ONCE(ssk->fb_on))
+		goto out;
+	sk = &ssk->sk;
+	switch (ev) {
+	case SDP_FB_EV_STATE:
+		sdp_fb_mirror(ssk, tsk);
+		sk->sk_state_change(sk);
+		break;
+	case SDP_FB_EV_DATA:
+		sdp_fb_mirror(ssk, tsk);
+		sk->sk_data_ready(sk);
+		break;
+	case SDP_FB_EV_SPACE:
+		/*
+		 * TCP's own (sk_stream_write_space()) wakes writers once a
+		 * third of the send buffer is free; the SDP socket's wait
+		 * queue hears about it when TCP's does.
+		 */
+		if (sk_stream_is_writeable(tsk))
+			sk->sk_write_space(sk);
+		break;
+	case SDP_FB_EV_ERROR:
+		sdp_fb_mirror(ssk, tsk);
+		sk_error_report(sk);
+		break;
+	default:
+		break;
+	}
+out:
+	read_unlock_bh(&tsk->sk_callback_lock);
+	if (orig)
+		orig(tsk);
+}
+
+static void sdp_fb_state_change(struct sock *tsk)
+{
+	sdp_fb_event(tsk, SDP_FB_EV_STATE);
+}
+
+static void sdp_fb_data_ready(struct sock *tsk)
+{
+	sdp_fb_event(tsk, SDP_FB_EV_DATA);
+}
+
+static void sdp_fb_write_space(struct sock *tsk)
+{
+	sdp_fb_event(tsk, SDP_FB_EV_SPACE);
+}
+
+static void sdp_fb_error_report(struct sock *tsk)
+{
+	sdp_fb_event(tsk, SDP_FB_EV_ERROR);
+}
+
+/* Take over the TCP socket's callbacks (sdp_fb_unhook() gives them back). */
+static void sdp_fb_hook(struct sdp_sock *ssk, struct sock *tsk)
+{
+	write_lock_bh(&tsk->sk_callback_lock);
+	ssk->fb_ops[SDP_FB_EV_STATE].fn = tsk->sk_state_change;
+	ssk->fb_ops[SDP_FB_EV_DATA].fn = tsk->sk_data_ready;
+	ssk->fb_ops[SDP_FB_EV_SPACE].fn = tsk->sk_write_space;
+	ssk->fb_ops[SDP_FB_EV_ERROR].fn = tsk->sk_error_report;
+	sdp_fb_set_user(tsk, ssk);
+	tsk->sk_state_change = sdp_fb_state_change;
+	tsk->sk_data_ready = sdp_fb_data_ready;
+	tsk->sk_write_space = sdp_fb_write_space;
+	tsk->sk_error_report = sdp_fb_error_report;
+	write_unlock_bh(&tsk->sk_callback_lock);
+}
+
+static void sdp_fb_unhook(struct sdp_sock *ssk, struct sock *tsk)
+{
+	write_lock_bh(&tsk->sk_callback_lock);
+	sdp_fb_set_user(tsk, NULL);
+	tsk->sk_state_change = ssk->fb_ops[SDP_FB_EV_STATE].fn;
+	tsk->sk_data_ready = ssk->fb_ops[SDP_FB_EV_DATA].fn;
+	tsk->sk_write_space = ssk->fb_ops[SDP_FB_EV_SPACE].fn;
+	tsk->sk_error_report = ssk->fb_ops[SDP_FB_EV_ERROR].fn;
+	write_unlock_bh(&tsk->sk_callback_lock);
+}
+
+/*
+ * The socket-level options that TCP reads at each call: copied before
+ * every call handed to the TCP socket.
+ */
+static struct socket *sdp_fb_sync(struct sdp_sock *ssk)
+{
+	struct socket *fb = READ_ONCE(ssk->fb);
+	struct sock *sk = &ssk->sk, *tsk = fb->sk;
+
+	WRITE_ONCE(tsk->sk_rcvtimeo, READ_ONCE(sk->sk_rcvtimeo));
+	WRITE_ONCE(tsk->sk_sndtimeo, READ_ONCE(sk->sk_sndtimeo));
+	WRITE_ONCE(tsk->sk_rcvlowat, READ_ONCE(sk->sk_rcvlowat));
+	WRITE_ONCE(tsk->sk_lingertime, READ_ONCE(sk->sk_lingertime));
+	if (sock_flag(sk, SOCK_LINGER) != sock_flag(tsk, SOCK_LINGER))
+		sock_valbool_flag(tsk, SOCK_LINGER, sock_flag(sk, SOCK_LINGER));
+	if (sock_flag(sk, SOCK_ZEROCOPY) != sock_flag(tsk, SOCK_ZEROCOPY))
+		sock_valbool_flag(tsk, SOCK_ZEROCOPY,
+				  sock_flag(sk, SOCK_ZEROCOPY));
+	/*
+	 * Before 6.2 no SOL_SOCKET option reaches sdp_setsockopt() (no
+	 * SOCK_CUSTOM_SOCKOPT): those TCP reads are copied here too.
+	 */
+	if (sk->sk_userlocks & SOCK_SNDBUF_LOCK) {
+		if (!(tsk->sk_userlocks & SOCK_SNDBUF_LOCK))
+			tsk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+		WRITE_ONCE(tsk->sk_sndbuf, READ_ONCE(sk->sk_sndbuf));
+	}
+	if (sk->sk_userlocks & SOCK_RCVBUF_LOCK) {
+		if (!(tsk->sk_userlocks & SOCK_RCVBUF_LOCK))
+			tsk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+		WRITE_ONCE(tsk->sk_rcvbuf, READ_ONCE(sk->sk_rcvbuf));
+	}
+	WRITE_ONCE(tsk->sk_priority, READ_ONCE(sk->sk_priority));
+	WRITE_ONCE(tsk->sk_mark, READ_ONCE(sk->sk_mark));
+	return fb;
+}
+
+/*
+ * SO_KEEPALIVE on a fallen-back socket: TCP's keepalive timer.  From
+ * sdp_ka_set(), the socket's lock_sock() held (then the TCP socket's).
+ */
+void sdp_fb_keepalive(struct sdp_sock *ssk, int on)
+{
+	struct socket *fb = sdp_fb(ssk);
+	struct sock *tsk;
+
+	if (!fb)
+		return;
+	tsk = fb->sk;
+	lock_sock(tsk);
+	if (tsk->sk_prot->keepalive)
+		tsk->sk_prot->keepalive(tsk, on);
+	sock_valbool_flag(tsk, SOCK_KEEPOPEN, on);
+	release_sock(tsk);
+}
+
+/* An int option of the TCP socket, as its user would set it. */
+static void sdp_fb_opt(struct socket *fb, int level, int name, int val)
+{
+	sockptr_t v = KERNEL_SOCKPTR(&val);
+	int err = level == SOL_SOCKET ?
+		  sock_setsockopt(fb, level, name, v, sizeof(val)) :
+		  fb->ops->setsockopt(fb, level, name, v, sizeof(val));
+
+	if (err)
+		net_dbg_ratelimited("TCP fallback: option %d:%d not taken: %d\n",
+				    level, name, err);
+}
+
+/* What the SDP socket was told before it fell back, for the TCP socket. */
+static void sdp_fb_copy_opts(struct sdp_sock *ssk, struct socket *fb)
+{
+	const struct sdp_tcp_opts *t = &ssk->tcp;
+	struct sock *sk = &ssk->sk, *tsk = fb->sk;
+
+	if (sk->sk_userlocks & SOCK_SNDBUF_LOCK)
+		sdp_fb_opt(fb, SOL_SOCKET, SO_SNDBUF, sk->sk_sndbuf / 2);
+	if (sk->sk_userlocks & SOCK_RCVBUF_LOCK)
+		sdp_fb_opt(fb, SOL_SOCKET, SO_RCVBUF, sk->sk_rcvbuf / 2);
+	tsk->sk_mark = sk->sk_mark;
+	tsk->sk_priority = sk->sk_priority;
+	tsk->sk_bound_dev_if = sk->sk_bound_dev_if;
+	if (sock_flag(sk, SOCK_KEEPOPEN))
+		sock_set_keepalive(tsk);
+	sdp_fb_opt(fb, SOL_TCP, TCP_NODELAY,
+		   test_bit(SDP_O_NODELAY, &ssk->opts));
+	sdp_fb_opt(fb, SOL_TCP, TCP_CORK, test_bit(SDP_O_CORK, &ssk->opts));
+	/* Those set to other than the default (0 for all of them here). */
+	if (t->keepidle)
+		sdp_fb_opt(fb, SOL_TCP, TCP_KEEPIDLE, t->keepidle);
+	if (t->keepintvl)
+		sdp_fb_opt(fb, SOL_TCP, TCP_KEEPINTVL, t->keepintvl);
+	if (t->keepcnt)
+		sdp_fb_opt(fb, SOL_TCP, TCP_KEEPCNT, t->keepcnt);
+	if (t->user_timeout)
+		sdp_fb_opt(fb, SOL_TCP, TCP_USER_TIMEOUT, t->user_timeout);
+	if (t->syncnt)
+		sdp_fb_opt(fb, SOL_TCP, TCP_SYNCNT, t->syncnt);
+	if (t->maxseg)
+		sdp_fb_opt(fb, SOL_TCP, TCP_MAXSEG, t->maxseg);
+	if (t->notsent_lowat)
+		sdp_fb_opt(fb, SOL_TCP, TCP_NOTSENT_LOWAT, t->notsent_lowat);
+	if (t->linger2)
+		sdp_fb_opt(fb, SOL_TCP, TCP_LINGER2,
+			   t->linger2 < 0 ? -1 : t->linger2 / HZ);
+	if (t->inq)
+		sdp_fb_opt(fb, SOL_TCP, TCP_INQ, 1);
+	if (t->quickack_off)
+		sdp_fb_opt(fb, SOL_TCP, TCP_QUICKACK, 0);
+	if (tsk->sk_family == AF_INET && t->tos)
+		sdp_fb_opt(fb, SOL_IP, IP_TOS, t->tos);
+	if (tsk->sk_family == AF_INET6 && t->tclass)
+		sdp_fb_opt(fb, SOL_IPV6, IPV6_TCLASS, t->tclass);
+}
+
+/* The bound address of the SDP socket, for the TCP socket to bind. */
+static int sdp_fb_bind(struct sdp_sock *ssk, struct socket *fb)
+{
+	struct sockaddr_storage ss = ssk->saddr;
+
+	if (!test_bit(SDP_O_USER_BOUND, &ssk->opts) ||
+	    ss.ss_family != ssk->daddr.ss_family)
+		return 0;
+	if (!test_bit(SDP_O_USER_PORT, &ssk->opts))
+		sdp_addr_set_port((struct sockaddr *)&ss, 0);
+	return kernel_bind(fb, (struct sockaddr *)&ss,
+			   ss.ss_family == AF_INET ?
+			   sizeof(struct sockaddr_in) :
+			   sizeof(struct sockaddr_in6));
+}
+
+/*
+ * The TCP socket for a fallback: a new one, with what the socket was
+ * told, or the one of an earlier attempt, ready to connect again.
+ */
+static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
+{
+	struct sock *sk = &ssk->sk;
+	struct socket *fb = ssk->fb;
+	int err;
+
+	if (fb) {
+		/*
+		 * Its last connect failed (CLOSE) and was reported: made
+		 * ready for another, as inet_stream_connect() does.
+		 */
+		lock_sock(fb->sk);
+		fb->state = SS_UNCONNECTED;
+		if (fb->sk->sk_prot->disconnect(fb->sk, 0))
+			fb->state = SS_DISCONNECTING;
+		WRITE_ONCE(fb->sk->sk_err, 0);
+		release_sock(fb->sk);
+		ssk->fb_err = 0;
+		sdp_fb_copy_opts(ssk, fb);
+		*fbp = fb;
+		return 0;
+	}
+	err = sock_create_kern(sock_net(sk), ssk->daddr.ss_family,
+			       SOCK_STREAM, IPPROTO_TCP, &fb);
+	if (err)
+		return err;
+	sdp_fb_copy_opts(ssk, fb);
+	err = sdp_fb_bind(ssk, fb);
+	if (err) {
+		sock_release(fb);
+		return err;
+	}
+	sdp_fb_hook(ssk, fb->sk);
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->fb, fb);
+	spin_unlock_bh(&ssk->lock);
+	*fbp = fb;
+	return 0;
+}
+
+/**
+ * sdp_fb_connect() - carry a connect() on over TCP
+ * @ssk: the socket, lock_sock() held, connecting to ssk->daddr (SYN_SENT)
+ * @why: why the SDP connection cannot be made
+ *
+ * Gets the kernel TCP socket (sdp_fb_prepare()), starts its connect
+ * without waiting, and ends the SDP attempt.  The socket stays in
+ * SYN_SENT until TCP's connect ends (sdp_fb_mirror()): connect() and
+ * poll() see TCP's outcome.
+ *
+ * Return: 0, or a negative errno if no TCP connect could be started (the
+ * caller then fails the connect as without fallback).
+ */
+int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
+{
+	struct sock *sk = &ssk->sk;
+	struct socket *fb;
+	int err, len;
+
+	sock_owned_by_me(sk);
+	if (sdp_fb(ssk) || !sdp_fb_enabled(ssk) ||
+	    ssk->daddr.ss_family != (ssk->fb ? ssk->fb->sk->sk_family :
+					       ssk->daddr.ss_family))
+		return -EOPNOTSUPP;
+	len = ssk->daddr.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+						sizeof(struct sockaddr_in6);
+	err = sdp_fb_prepare(ssk, &fb);
+	if (err) {
+		net_dbg_ratelimited("no TCP fallback: error %d\n", err);
+		return err;
+	}
+
+	/* From here on the socket is TCP's; the SDP attempt ends quietly. */
+	spin_lock_bh(&ssk->lock);
+	ssk->fb_reason = why;
+	WRITE_ONCE(ssk->fb_on, true);
+	if (!test_and_set_bit(SDP_F_ABORT, &ssk->flags))
+		sdp_queue_work(ssk);
+	spin_unlock_bh(&ssk->lock);
+	sdp_stat_fallback(ssk, why);
+	if (why != SDP_FB_CACHED)
+		sdp_fb_cache_add(sock_net(sk), &ssk->daddr, why);
+
+	err = kernel_connect(fb, (struct sockaddr *)&ssk->daddr, len,
+			     O_NONBLOCK);
+	if (err && err != -EINPROGRESS) {
+		/* As TCP's connect() would have failed: the socket closes. */
+		spin_lock_bh(&ssk->lock);
+		WRITE_ONCE(sk->sk_err, -err);
+		sdp_stat_fb_state(ssk, sk->sk_state, TCP_CLOSE);
+		WRITE_ONCE(sk->sk_state, TCP_CLOSE);
+		spin_unlock_bh(&ssk->lock);
+		sk->sk_state_change(sk);
+		sk_error_report(sk);
+		return 0;
+	}
+	if (sdp_fb_mirror(ssk, fb->sk))
+		sk->sk_state_change(sk);
+	return 0;
+}
+
+/*
+ * connect() again after a fallen-back connect failed: SDP is tried first
+ * again.  The TCP socket stays (a call may still be using it) for a
+ * fallback of the new attempt, or until close().  lock_sock() held.
+ */
+void sdp_fb_reset(struct sdp_sock *ssk)
+{
+	sock_owned_by_me(&ssk->sk);
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->fb_on, false);
+	ssk->fb_reason = SDP_FB_NONE;
+	spin_unlock_bh(&ssk->lock);
+}
+
+/* A connection waits at a listener's TCP socket: wake accept(), poll(). */
+static void sdp_fb_listen_ready(struct sock *tsk)
+{
+	void (*orig)(struct sock *sk) = NULL;
+	struct sdp_sock *lssk;
+
+	read_lock_bh(&tsk->sk_callback_lock);
+	lssk = sdp_fb_user(tsk);
+	if (lssk) {
+		orig = lssk->fb_ops[SDP_FB_EV_DATA].fn;
+		lssk->sk.sk_data_ready(&lssk->sk);
+	}
+	read_unlock_bh(&tsk->sk_callback_lock);
+	if (orig)
+		orig(tsk);
+}
+
+/**
+ * sdp_fb_listen() - listen on TCP too
+ * @lssk: the socket, lock_sock() held, listening over SDP (its port bound)
+ * @backlog: listen()'s
+ *
+ * With fallback on, a listener also listens on TCP at its address and
+ * port, so that a client without SDP reaches it (sdp_fb_accept()).  A
+ * second listen() sets the TCP listener's backlog too.  If the TCP port
+ * is taken the listener listens over SDP only (FallbackListenFails).
+ */
+void sdp_fb_listen(struct sdp_sock *lssk, int backlog)
+{
+	struct sock *sk = &lssk->sk;
+	struct sockaddr_storage ss = lssk->saddr;
+	struct socket *fb = lssk->fb_lsn;
+	int err;
+
+	sock_owned_by_me(sk);
+	if (fb) {
+		fb->ops->listen(fb, backlog);
+		return;
+	}
+	if (!sdp_fb_enabled(lssk))
+		return;
+	err = sock_create_kern(sock_net(sk), ss.ss_family, SOCK_STREAM,
+			       IPPROTO_TCP, &fb);
+	if (err)
+		goto fail;
+	if (sk->sk_reuse != SK_NO_REUSE)
+		sdp_fb_opt(fb, SOL_SOCKET, SO_REUSEADDR, 1);
+	if (ss.ss_family == AF_INET6)
+		sdp_fb_opt(fb, SOL_IPV6, IPV6_V6ONLY, lssk->tcp.v6only);
+	fb->sk->sk_bound_dev_if = sk->sk_bound_dev_if;
+	err = kernel_bind(fb, (struct sockaddr *)&ss,
+			  ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+						    sizeof(struct sockaddr_in6));
+	if (!err)
+		err = kernel_listen(fb, backlog);
+	if (err) {
+		sock_release(fb);
+		goto fail;
+	}
+	write_lock_bh(&fb->sk->sk_callback_lock);
+	lssk->fb_ops[SDP_FB_EV_DATA].fn = fb->sk->sk_data_ready;
+	sdp_fb_set_user(fb->sk, lssk);
+	fb->sk->sk_data_ready = sdp_fb_listen_ready;
+	write_unlock_bh(&fb->sk->sk_callback_lock);
+	spin_lock_bh(&lssk->lock);
+	WRITE_ONCE(lssk->fb_lsn, fb);
+	spin_unlock_bh(&lssk->lock);
+	return;
+
+fail:
+	SDP_INC_STATS(sock_net(sk), SDP_MIB_FB_LISTEN_FAILS);
+	net_info_ratelimited("listener on port %u takes no TCP clients: error %d\n",
+			     sdp_addr_port((struct sockaddr *)&ss) ?
+			     ntohs(sdp_addr_port((struct sockaddr *)&ss)) : 0,
+			     err);
+}
+
+/* A TCP client waits at the listener's TCP socket.  Lockless (poll()). */
+bool sdp_fb_listen_pending(const struct sdp_sock *lssk)
+{
+	struct socket *fb = READ_ONCE(lssk->fb_lsn);
+
+	return fb && inet_csk_listen_poll(fb->sk);
+}
+
+/* The listener closes: so does its TCP listener.  Without lock_sock(). */
+static void sdp_fb_listen_stop(struct sdp_sock *lssk)
+{
+	struct socket *fb = READ_ONCE(lssk->fb_lsn);
+
+	if (!fb)
+		return;
+	write_lock_bh(&fb->sk->sk_callback_lock);
+	sdp_fb_set_user(fb->sk, NULL);
+	fb->sk->sk_data_ready = lssk->fb_ops[SDP_FB_EV_DATA].fn;
+	write_unlock_bh(&fb->sk->sk_callback_lock);
+	lock_sock(&lssk->sk);
+	spin_lock_bh(&lssk->lock);
+	WRITE_ONCE(lssk->fb_lsn, NULL);
+	spin_unlock_bh(&lssk->lock);
+	release_sock(&lssk->sk);
+	sock_release(fb);
+}
+
+/* The local (@peer 0) or remote address of @fb into @ss. */
+static void sdp_fb_addr(struct socket *fb, struct sockaddr_storage *ss,
+			int peer)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (fb->ops->getname(fb, (struct sockaddr *)ss, peer) < 0)
+		memset(ss, 0, sizeof(*ss));
+}
+
+/**
+ * sdp_fb_accept() - a client that came over TCP, as a new socket
+ * @lssk: the listener, lock_sock() held
+ *
+ * Return: the new socket, connected over TCP (reason SDP_FB_TCP_CLIENT),
+ * with the listener's options, not yet grafted; NULL if no TCP client
+ * waits; an ERR_PTR() if one could not be taken.
+ */
+struct sock *sdp_fb_accept(struct sdp_sock *lssk)
+{
+	struct socket *lfb = lssk->fb_lsn, *fb;
+	struct sdp_sock *ssk;
+	struct sock *sk;
+	int err;
+
+	sock_owned_by_me(&lssk->sk);
+	if (!lfb || !inet_csk_listen_poll(lfb->sk))
+		return NULL;
+	err = kernel_accept(lfb, &fb, O_NONBLOCK);
+	if (err == -EAGAIN)
+		return NULL;
+	if (err)
+		return ERR_PTR(err);
+	sk = sdp_sock_alloc(sock_net(&lssk->sk), &lssk->sk, 0);
+	if (!sk) {
+		sock_release(fb);
+		return ERR_PTR(-ENOBUFS);
+	}
+	ssk = sdp_sk(sk);
+	sdp_fb_addr(fb, &ssk->saddr, 0);
+	sdp_fb_addr(fb, &ssk->daddr, 1);
+	sdp_fb_copy_opts(ssk, fb);
+	/*
+	 * It inherited the listener's callback, without the listener
+	 * (SK_USER_DATA_NOCOPY): TCP's own goes back first.
+	 */
+	write_lock_bh(&fb->sk->sk_callback_lock);
+	fb->sk->sk_data_ready = lssk->fb_ops[SDP_FB_EV_DATA].fn;
+	sdp_fb_set_user(fb->sk, NULL);
+	write_unlock_bh(&fb->sk->sk_callback_lock);
+	sdp_fb_hook(ssk, fb->sk);
+	spin_lock_bh(&ssk->lock);
+	ssk->fb_reason = SDP_FB_TCP_CLIENT;
+	WRITE_ONCE(ssk->fb, fb);
+	WRITE_ONCE(ssk->fb_on, true);
+	spin_unlock_bh(&ssk->lock);
+	sdp_fb_mirror(ssk, fb->sk);
+	sdp_stat_fallback(ssk, SDP_FB_TCP_CLIENT);
+	return sk;
+}
+
+/*
+ * close(): the TCP socket is closed as TCP's close() does (SO_LINGER
+ * included), after the SDP socket let go of it.  Without lock_sock().
+ */
+void sdp_fb_release(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct socket *fb = READ_ONCE(ssk->fb);
+	bool on = sdp_fb(ssk);
+
+	sdp_fb_listen_stop(ssk);
+	if (!fb)
+		return;
+	sdp_fb_sync(ssk);
+	sdp_fb_unhook(ssk, fb->sk);
+	lock_sock(sk);
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->fb_on, false);
+	WRITE_ONCE(ssk->fb, NULL);
+	if (on)
+		WRITE_ONCE(sk->sk_state, TCP_CLOSE);
+	spin_unlock_bh(&ssk->lock);
+	release_sock(sk);
+	sock_release(fb);
+}
+
+int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len)
+{
+	struct socket *fb = sdp_fb_sync(ssk);
+
+	return fb->ops->sendmsg(fb, msg, len);
+}
+
+int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+		   int flags)
+{
+	struct socket *fb = sdp_fb_sync(ssk);
+
+	return fb->ops->recvmsg(fb, msg, len, flags);
+}
+
+/*
+ * TCP's readiness; the caller registered on the SDP socket's wait queue,
+ * which the callbacks wake.  An error SO_ERROR has not read yet counts.
+ */
+__poll_t sdp_fb_poll(struct sdp_sock *ssk, struct file *file)
+{
+	struct socket *fb = READ_ONCE(ssk->fb);
+	__poll_t mask = fb->ops->poll(file, fb, NULL);
+
+	if (READ_ONCE(ssk->sk.sk_err))
+		mask |= EPOLLERR;
+	return mask;
+}
+
+int sdp_fb_shutdown(struct sdp_sock *ssk, int how)
+{
+	struct socket *fb = sdp_fb_sync(ssk);
+
+	return fb->ops->shutdown(fb, how);
+}
+
+int sdp_fb_getname(struct sdp_sock *ssk, struct sockaddr *uaddr, int peer)
+{
+	struct socket *fb = READ_ONCE(ssk->fb);
+
+	return fb->ops->getname(fb, uaddr, peer);
+}
+
+int sdp_fb_ioctl(struct sdp_sock *ssk, unsigned int cmd, unsigned long arg)
+{
+	struct socket *fb = READ_ONCE(ssk->fb);
+
+	return fb->ops->ioctl(fb, cmd, arg);
+}
+
+/*
+ * Options: SOL_SOCKET ones were set on the SDP socket already (the
+ * socket core reads them there); those TCP does not read through
+ * sdp_fb_sync() go to the TCP socket too.  Other levels are TCP's.
+ */
+int sdp_fb_setsockopt(struct sdp_sock *ssk, int level, int optname,
+		      sockptr_t optval, unsigned int optlen)
+{
+	struct socket *fb = READ_ONCE(ssk->fb);
+
+	if (level == SOL_SOCKET)
+		return sock_setsockopt(fb, level, optname, optval, optlen);
+	return fb->ops->setsockopt(fb, level, optname, optval, optlen);
+}
+
+int sdp_fb_getsockopt(struct sdp_sock *ssk, int level, int optname,
+		      char __user *optval, int __user *optlen)
+{
+	struct socket *fb = READ_ONCE(ssk->fb);
+
+	return fb->ops->getsockopt(fb, level, optname, optval, optlen);
+}

@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-kernel fallback to TCP (src/sdp_fallback.c): an SDP socket whose
+ * connection cannot be made over SDP carries on over TCP when the policy
+ * allows (SDP_TCP_FALLBACK, net.sdp.tcp_fallback), on the same
+ * descriptor, with the reason on record; without it, connect() fails as
+ * before.  The peer here is a plain TCP listener (no SDP listener on its
+ * port): the SDP attempt is rejected.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/sdp.h>
+
+#include "net.h"
+#include "ops.h"
+#include "tap.h"
+#include "util.h"
+
+#define FB_SYSCTL	"/proc/sys/net/sdp/tcp_fallback"
+#define FB_CACHE_SYSCTL	"/proc/sys/net/sdp/tcp_fallback_cache_s"
+
+static bool cache_lists(const struct sockaddr_storage *addr, int reason,
+			bool say);
+
+/*
+ * A plain TCP listener on the test address; its address in @addr.  Not
+ * on a port an earlier test left in the negative cache: a connect() to
+ * it would not try SDP.
+ */
+static int tcp_listener(struct sockaddr_storage *addr)
+{
+	int fd, tries = 0;
+
+	do {
+		socklen_t len = test_sockaddr(addr, 0);
+
+		if (tries)
+			close(fd);
+		fd = socket(addr->ss_family, SOCK_STREAM, 0);
+		CHECK(fd >= 0, "socket: %s", strerror(errno));
+		sockopt_set(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+		CHECK_OK(bind(fd, (struct sockaddr *)addr, len));
+		CHECK_OK(listen(fd, 8));
+		local_addr(fd, addr);
+	} while (cache_lists(addr, -1, false) && ++tries < 20);
+	return fd;
+}
+
+/* An SDP socket with SDP_TCP_FALLBACK @on (-1: left to the sysctl). */
+static int sdp_socket(int on, int flags)
+{
+	int fd = socket(AF_INET_SDP, SOCK_STREAM | flags, 0);
+
+	CHECK(fd >= 0, "socket(AF_INET_SDP): %s", strerror(errno));
+	if (on >= 0)
+		sockopt_set(fd, SOL_SDP, SDP_TCP_FALLBACK, on);
+	return fd;
+}
+
+static void sdp_info_of(int fd, struct sdp_info *info)
+{
+	socklen_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, info, &len));
+	CHECK(len == sizeof(*info), "SDP_INFO: %u bytes", len);
+}
+
+/* @fd uses TCP, fallen back for @why; SDP if @why is SDP_FB_NONE. */
+static void check_fallen_back(int fd, unsigned int why)
+{
+	struct sdp_info info;
+
+	sdp_info_of(fd, &info);
+	CHECK(info.sdpi_transport ==
+	      (why ? SDP_TRANSPORT_TCP : SDP_TRANSPORT_SDP),
+	      "transport %u, reason %u", info.sdpi_transport,
+	      info.sdpi_fallback_reason);
+	CHECK(info.sdpi_fallback_reason == why, "reason %u, not %u",
+	      info.sdpi_fallback_reason, why);
+}
+
+/* @n bytes each way between @a and @b, every byte checked. */
+static void exchange(int a, int b, size_t n)
+{
+	int ends[2][2] = { { a, b }, { b, a } }, i;
+	char *buf = xmalloc(n);
+
+	for (i = 0; i < 2; i++) {
+		pattern_fill(buf, n, 61 + i, 0);
+		CHECK(write_all(ends[i][0], buf, n) == (ssize_t)n,
+		      "write: %s", strerror(errno));
+		memset(buf, 0, n);
+		CHECK(read_all(ends[i][1], buf, n) == (ssize_t)n, "read: %s",
+		      strerror(errno));
+		CHECK(pattern_check(buf, n, 61 + i, 0) < 0,
+		      "wrong bytes, direction %d", i);
+	}
+	free(buf);
+}
+
+/*
+ * Off (the default): connect() to a host port without an SDP listener
+ * fails with ECONNREFUSED, as before fallback existed; the option reads
+ * 0 and takes only 0 and 1.
+ */
+static void test_fallback_off(void)
+{
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), fd = sdp_socket(-1, 0);
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &v, &len));
+	CHECK(v == 0, "SDP_TCP_FALLBACK reads %d by default", v);
+	v = 2;
+	CHECK(setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &v, sizeof(v)) == -1 &&
+	      errno == EINVAL, "SDP_TCP_FALLBACK 2 was taken");
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == ECONNREFUSED, "connect: %s, not ECONNREFUSED",
+	      strerror(errno));
+	close(fd);
+	close(l);
+}
+
+/*
+ * On: a blocking connect() to a TCP-only peer succeeds over TCP, on the
+ * same descriptor; both ways carry data; the names are the connection's;
+ * SDP_INFO, TCP_INFO and the counters say what happened; close() gives
+ * the peer EOF.
+ */
+static void test_fallback_rejected(void)
+{
+	struct sockaddr_storage addr, peer, mine, theirs;
+	struct stats before, after;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
+	char c;
+
+	stats_read(&before);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+	      "connect with fallback: %s", strerror(errno));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, SDP_FB_REJECTED);
+	exchange(fd, s, 256 << 10);
+	peer_addr(fd, &peer);
+	CHECK(sockaddr_equal(&peer, &addr), "getpeername is not the listener");
+	local_addr(fd, &mine);
+	peer_addr(s, &theirs);
+	CHECK(sockaddr_equal(&mine, &theirs),
+	      "getsockname is not what the peer sees");
+	CHECK_OK(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	CHECK(ti.tcpi_state == TCP_ESTABLISHED, "TCP_INFO state %u",
+	      ti.tcpi_state);
+	stats_read(&after);
+	CHECK(stat_of(&after, "FallbackRejected") -
+	      stat_of(&before, "FallbackRejected") == 1,
+	      "FallbackRejected +%lld", stat_of(&after, "FallbackRejected") -
+	      stat_of(&before, "FallbackRejected"));
+	CHECK(stat_of(&after, "FallbackEstab") -
+	      stat_of(&before, "FallbackEstab") == 1, "FallbackEstab +%lld",
+	      stat_of(&after, "FallbackEstab") -
+	      stat_of(&before, "FallbackEstab"));
+	close(fd);
+	CHECK(read(s, &c, 1) == 0, "the peer got no EOF: %s", strerror(errno));
+	close(s);
+	close(l);
+}
+
+/*
+ * A nonblocking connect() with epoll registered before it: EINPROGRESS,
+ * then EPOLLOUT once TCP connected, SO_ERROR 0, and EPOLLIN for the
+ * peer's data -- the waits a server's event loop makes.
+ */
+static void test_fallback_nonblocking_epoll(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT };
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), fd = sdp_socket(1, SOCK_NONBLOCK), s;
+	int ep = epoll_create1(0), n;
+	char buf[16];
+
+	CHECK(ep >= 0, "epoll_create1: %s", strerror(errno));
+	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == EINPROGRESS, "nonblocking connect: %s",
+	      strerror(errno));
+	n = epoll_wait(ep, &ev, 1, WAIT_MS);
+	CHECK(n == 1 && (ev.events & EPOLLOUT),
+	      "no EPOLLOUT within %d ms (%d, events %#x)", WAIT_MS, n,
+	      n == 1 ? ev.events : 0);
+	CHECK(!(ev.events & (EPOLLERR | EPOLLHUP)), "events %#x", ev.events);
+	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR set");
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, SDP_FB_REJECTED);
+	ev.events = EPOLLIN;
+	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
+	CHECK(epoll_wait(ep, &ev, 1, 200) == 0, "EPOLLIN with nothing sent");
+	CHECK(write(s, "hello", 5) == 5, "write: %s", strerror(errno));
+	n = epoll_wait(ep, &ev, 1, WAIT_MS);
+	CHECK(n == 1 && (ev.events & EPOLLIN), "no EPOLLIN for the data");
+	CHECK(recv(fd, buf, sizeof(buf), 0) == 5 && !memcmp(buf, "hello", 5),
+	      "recv: %s", strerror(errno));
+	CHECK(recv(fd, buf, sizeof(buf), 0) == -1 && errno == EAGAIN,
+	      "recv on an empty socket: %s", strerror(errno));
+	close(ep);
+	close(fd);
+	close(s);
+	close(l);
+}
+
+/*
+ * Nobody listens at all: TCP's refusal is the answer.  A blocking
+ * connect() fails with ECONNREFUSED; a nonblocking one reports it once,
+ * through poll() and SO_ERROR.  FallbackFails counts both.
+ */
+static void test_fallback_refused(void)
+{
+	struct sockaddr_storage addr;
+	struct stats before, after;
+	struct pollfd p;
+	int fd;
+
+	close(tcp_listener(&addr));	/* a port nobody listens on */
+	stats_read(&before);
+	fd = sdp_socket(1, 0);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == ECONNREFUSED, "blocking connect: %s, not ECONNREFUSED",
+	      strerror(errno));
+	check_fallen_back(fd, SDP_FB_REJECTED);
+	close(fd);
+
+	fd = sdp_socket(1, SOCK_NONBLOCK);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == EINPROGRESS, "nonblocking connect: %s",
+	      strerror(errno));
+	p.fd = fd;
+	p.events = POLLOUT;
+	CHECK(poll(&p, 1, WAIT_MS) == 1 && (p.revents & POLLERR),
+	      "no POLLERR (revents %#x)", p.revents);
+	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == ECONNREFUSED,
+	      "SO_ERROR is not ECONNREFUSED");
+	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0,
+	      "SO_ERROR reported twice");
+	close(fd);
+	stats_read(&after);
+	CHECK(stat_of(&after, "FallbackFails") -
+	      stat_of(&before, "FallbackFails") == 2, "FallbackFails +%lld",
+	      stat_of(&after, "FallbackFails") -
+	      stat_of(&before, "FallbackFails"));
+}
+
+/*
+ * net.sdp.tcp_fallback 1 turns it on for every socket, and a socket's
+ * SDP_TCP_FALLBACK 0 still turns it off for that one.
+ */
+static void test_fallback_sysctl(void)
+{
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), fd, s;
+
+	CHECK(write_file(FB_SYSCTL, "2") != 0, "%s took 2", FB_SYSCTL);
+	CHECK(write_file(FB_SYSCTL, "1") == 0, "write %s", FB_SYSCTL);
+	fd = sdp_socket(-1, 0);
+	CHECK(sockopt_get(fd, SOL_SDP, SDP_TCP_FALLBACK) == 1,
+	      "SDP_TCP_FALLBACK does not read the sysctl's 1");
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+	      "connect with the sysctl on: %s", strerror(errno));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, SDP_FB_REJECTED);
+	exchange(fd, s, 4096);
+	close(fd);
+	close(s);
+	fd = sdp_socket(0, 0);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == ECONNREFUSED,
+	      "SDP_TCP_FALLBACK 0 under the sysctl's 1: %s",
+	      strerror(errno));
+	close(fd);
+	CHECK(write_file(FB_SYSCTL, "0") == 0, "write %s", FB_SYSCTL);
+	close(l);
+}
+
+/*
+ * Where SDP works, it is used: with fallback on, a connection to an SDP
+ * listener is an SDP one.
+ */
+static void test_fallback_not_needed(void)
+{
+	struct sockaddr_storage addr;
+	struct sdp_info info;
+	int l = net_listener(&addr, 1, 0), fd = sdp_socket(1, 0), s;
+
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+	      "connect: %s", strerror(errno));
+	s = net_accept(l, WAIT_MS);
+	sdp_info_of(fd, &info);
+	CHECK(info.sdpi_transport == SDP_TRANSPORT_SDP &&
+	      info.sdpi_fallback_reason == SDP_FB_NONE,
+	      "transport %u, reason %u over SDP", info.sdpi_transport,
+	      info.sdpi_fallback_reason);
+	exchange(fd, s, 4096);
+	close(fd);
+	close(s);
+	close(l);
+}
+
+/*
+ * Options set before the fallback hold after it (TCP_NODELAY,
+ * SO_RCVTIMEO), options set after it reach TCP (TCP_KEEPIDLE read back),
+ * shutdown() half-closes, and a close() with unread data resets the
+ * peer, as on TCP.
+ */
+static void test_fallback_options(void)
+{
+	struct timeval tv = { .tv_usec = 200000 };
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
+	long long t0, ms;
+	char buf[8];
+
+	sockopt_set(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	CHECK_OK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+	      "connect: %s", strerror(errno));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, SDP_FB_REJECTED);
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_NODELAY) == 1,
+	      "TCP_NODELAY lost in the fallback");
+	t0 = now_ms();
+	CHECK(recv(fd, buf, sizeof(buf), 0) == -1 && errno == EAGAIN,
+	      "recv with SO_RCVTIMEO: %s", strerror(errno));
+	ms = now_ms() - t0;
+	CHECK(ms >= 150 && ms < 5000, "SO_RCVTIMEO of 200 ms took %lld ms",
+	      ms);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPIDLE, 7);
+	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_KEEPIDLE) == 7,
+	      "TCP_KEEPIDLE not kept");
+	CHECK_OK(shutdown(fd, SHUT_WR));
+	CHECK(read(s, buf, 1) == 0, "no EOF after shutdown(SHUT_WR)");
+	CHECK(write(s, "ab", 2) == 2, "write: %s", strerror(errno));
+	CHECK(read(fd, buf, sizeof(buf)) == 2 && !memcmp(buf, "ab", 2),
+	      "no data after the half close: %s", strerror(errno));
+	close(s);
+	CHECK(read(fd, buf, sizeof(buf)) == 0, "no EOF: %s", strerror(errno));
+	close(fd);
+
+	/* A close() with unread data resets the peer. */
+	fd = sdp_socket(1, 0);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+	      "connect: %s", strerror(errno));
+	s = net_accept(l, WAIT_MS);
+	CHECK(write(s, "ab", 2) == 2, "write: %s", strerror(errno));
+	CHECK(wait_fd(fd, POLLIN, WAIT_MS) & POLLIN, "no data");
+	close(fd);
+	CHECK(wait_fd(s, POLLIN, WAIT_MS) & (POLLIN | POLLERR | POLLHUP),
+	      "the peer heard nothing of the close");
+	CHECK(read(s, buf, 1) == -1 && errno == ECONNRESET,
+	      "the peer's read after a close with unread data: %s",
+	      strerror(errno));
+	close(s);
+	close(l);
+}
+
+/*
+ * Fallen-back connections use no RDMA resources once made, and give
+ * back the SDP attempt's: 16 of them open at once, then closed.
+ */
+static void test_fallback_resources(void)
+{
+	struct sockaddr_storage addr;
+	struct rdma_res base, now;
+	int l = tcp_listener(&addr), c[16], s[16], i;
+	char b[64];
+
+	CHECK(rdma_res_read(&base) == 0, "rdma resource show");
+	for (i = 0; i < 16; i++) {
+		c[i] = sdp_socket(1, 0);
+		CHECK(connect(c[i], (struct sockaddr *)&addr,
+			      sockaddr_len(&addr)) == 0,
+		      "connect %d: %s", i, strerror(errno));
+		s[i] = net_accept(l, WAIT_MS);
+	}
+	CHECK(rdma_res_wait(&base, &now, WAIT_MS),
+	      "RDMA resources of 16 fallen-back connections: %s",
+	      rdma_res_str(&now, b, sizeof(b)));
+	for (i = 0; i < 16; i++) {
+		exchange(c[i], s[i], 1024);
+		close(c[i]);
+		close(s[i]);
+	}
+	close(l);
+	wait_no_sockets();
+}
+
+/*
+ * The reason on record in every listing: sdpstat's Transport column
+ * ("sdp", "tcp:rejected"), /proc/net/sdp's fallback column and the
+ * SDP_DIAG_CONN attribute, for a mixed set of connections.
+ */
+static void test_fallback_listed(void)
+{
+	struct sockaddr_storage ta, sa, c1a, c2a;
+	int tl = tcp_listener(&ta), sl = net_listener(&sa, 1, 0);
+	int c1 = sdp_socket(1, 0), c2 = sdp_socket(1, 0), s1, s2, st, n;
+	struct sdp_diag_sock d[64];
+	const struct sdp_diag_sock *ds;
+	char a[96], *out, *line, *l = NULL;
+	unsigned int seen = 0;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	CHECK_OK(connect(c1, (struct sockaddr *)&ta, sockaddr_len(&ta)));
+	CHECK_OK(connect(c2, (struct sockaddr *)&sa, sockaddr_len(&sa)));
+	s1 = net_accept(tl, WAIT_MS);
+	s2 = net_accept(sl, WAIT_MS);
+	local_addr(c1, &c1a);
+	local_addr(c2, &c2a);
+	if (access("tools/bin/sdpstat", X_OK))
+		CHECK(0, "tools/bin/sdpstat not built");
+	out = run_capture("tools/bin/sdpstat", &st);
+	CHECK(st == 0, "sdpstat failed: %d", st);
+	tap_diag("sdpstat:\n%s", out);
+	CHECK(!strncmp(out, "State ", 6) && strstr(out, " Transport"),
+	      "no Transport column:\n%s", out);
+	snprintf(a, sizeof(a), " %s:%u %s:%u tcp:rejected ", TEST_ADDR(),
+		 sockaddr_port(&c1a), TEST_ADDR(), sockaddr_port(&ta));
+	line = find_line(out, a, NULL);
+	CHECK(line && !strncmp(line, "ESTAB ", 6),
+	      "no ESTAB line '%s':\n%s", a, out);
+	snprintf(a, sizeof(a), " %s:%u %s:%u sdp ", TEST_ADDR(),
+		 sockaddr_port(&c2a), TEST_ADDR(), sockaddr_port(&sa));
+	CHECK(find_line(out, a, NULL), "no line '%s':\n%s", a, out);
+	free(out);
+
+	n = diag_dump(1U << TCP_ESTABLISHED, 0, d, 64);
+	CHECK(n > 0, "sock_diag dump: %d", n);
+	ds = diag_find(d, n, inode_of(c1));
+	CHECK(ds && ds->has_conn &&
+	      ds->conn.transport == SDP_TRANSPORT_TCP &&
+	      ds->conn.fallback_reason == SDP_FB_REJECTED,
+	      "sock_diag of the fallen-back socket: %s",
+	      ds ? "wrong transport" : "missing");
+	ds = diag_find(d, n, inode_of(c2));
+	CHECK(ds && ds->has_conn && ds->conn.transport == SDP_TRANSPORT_SDP,
+	      "sock_diag of the SDP socket");
+
+	/* /proc/net/sdp: inode (7th field) and fallback (the 16th). */
+	f = fopen("/proc/net/sdp", "re");
+	CHECK(f, "/proc/net/sdp: %s", strerror(errno));
+	while ((len = getline(&l, &cap, f)) > 0) {
+		unsigned long ino;
+		unsigned int fb;
+
+		if (sscanf(l, "%*s %*s %*x %*x:%*x %*u %lu %*u %*u %*u %*u %*u %*u %*u %*u %u",
+			   &ino, &fb) != 2)
+			continue;
+		if (ino == inode_of(c1))
+			seen |= 1 | (fb == SDP_FB_REJECTED ? 4 : 0);
+		if (ino == inode_of(c2))
+			seen |= 2 | (fb == 0 ? 8 : 0);
+	}
+	free(l);
+	fclose(f);
+	CHECK(seen == 15, "/proc/net/sdp's fallback column (seen %#x)", seen);
+	close(c1);
+	close(c2);
+	close(s1);
+	close(s2);
+	close(tl);
+	close(sl);
+}
+
+/* An SDP listener with SDP_TCP_FALLBACK @on on the test address. */
+static int sdp_listener(int on, struct sockaddr_storage *addr)
+{
+	socklen_t len = test_sockaddr(addr, 0);
+	int fd = sdp_socket(on, 0);
+
+	CHECK_OK(bind(fd, (struct sockaddr *)addr, len));
+	CHECK_OK(listen(fd, 8));
+	local_addr(fd, addr);
+	return fd;
+}
+
+/* A plain TCP client of @addr: blocking connect(), 0 or errno. */
+static int tcp_connect(const struct sockaddr_storage *addr, int *fd)
+{
+	*fd = socket(addr->ss_family, SOCK_STREAM, 0);
+	CHECK(*fd >= 0, "socket: %s", strerror(errno));
+	return connect(*fd, (const struct sockaddr *)addr,
+		       sockaddr_len(addr)) ? errno : 0;
+}
+
+/*
+ * Passive side: an SDP listener with fallback on also listens on TCP at
+ * its port, so a TCP-only client reaches it; accept() returns that
+ * client's connection (reason tcp-client) and SDP clients' alike, poll()
+ * tells of both, and closing the listener resets a TCP client not yet
+ * accepted.  Without fallback a TCP client is refused.
+ */
+static void test_fallback_tcp_client(void)
+{
+	struct sockaddr_storage addr, got, theirs;
+	struct stats before, after;
+	int l, t, a, c, s, t2;
+	char ch;
+
+	l = sdp_listener(0, &addr);
+	CHECK(tcp_connect(&addr, &t) == ECONNREFUSED,
+	      "a TCP client of a listener without fallback was not refused");
+	close(t);
+	close(l);
+
+	stats_read(&before);
+	l = sdp_listener(1, &addr);
+	set_nonblock(l, true);
+	CHECK(accept(l, NULL, NULL) == -1 && errno == EAGAIN,
+	      "accept with nobody waiting: %s", strerror(errno));
+	CHECK(tcp_connect(&addr, &t) == 0, "TCP client: %s", strerror(errno));
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) & POLLIN,
+	      "no POLLIN on the listener for a TCP client");
+	a = accept(l, NULL, NULL);
+	CHECK(a >= 0, "accept of the TCP client: %s", strerror(errno));
+	check_fallen_back(a, SDP_FB_TCP_CLIENT);
+	peer_addr(a, &got);
+	local_addr(t, &theirs);
+	CHECK(sockaddr_equal(&got, &theirs), "getpeername is not the client");
+	local_addr(a, &got);
+	CHECK(sockaddr_equal(&got, &addr), "getsockname is not the listener's");
+	exchange(t, a, 64 << 10);
+
+	/* An SDP client of the same listener still gets SDP. */
+	c = sdp_socket(1, 0);
+	CHECK_OK(connect(c, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) & POLLIN, "no POLLIN for SDP");
+	s = accept(l, NULL, NULL);
+	CHECK(s >= 0, "accept of the SDP client: %s", strerror(errno));
+	check_fallen_back(s, SDP_FB_NONE);
+	check_fallen_back(c, SDP_FB_NONE);
+	exchange(c, s, 4096);
+	stats_read(&after);
+	CHECK(stat_of(&after, "FallbackTcpClient") -
+	      stat_of(&before, "FallbackTcpClient") == 1,
+	      "FallbackTcpClient +%lld",
+	      stat_of(&after, "FallbackTcpClient") -
+	      stat_of(&before, "FallbackTcpClient"));
+
+	/* Closing the listener drops a TCP client it did not accept. */
+	CHECK(tcp_connect(&addr, &t2) == 0, "TCP client: %s", strerror(errno));
+	CHECK(wait_fd(l, POLLIN, WAIT_MS) & POLLIN, "no POLLIN");
+	close(l);
+	CHECK(wait_fd(t2, POLLIN, WAIT_MS) & (POLLIN | POLLHUP | POLLERR),
+	      "the unaccepted client heard nothing");
+	CHECK(read(t2, &ch, 1) <= 0, "data from a closed listener");
+	close(t2);
+	close(a);
+	CHECK(read(t, &ch, 1) == 0, "no EOF after close: %s", strerror(errno));
+	close(t);
+	close(c);
+	close(s);
+	wait_no_sockets();
+}
+
+/*
+ * Is @addr in /proc/net/sdp_fallback, with @reason (-1: any)?  Quiet
+ * unless @say.
+ */
+static bool cache_lists(const struct sockaddr_storage *addr, int reason,
+			bool say)
+{
+	char host[INET6_ADDRSTRLEN], want[96], *out;
+	bool found;
+	int st;
+
+	out = run_capture("cat /proc/net/sdp_fallback", &st);
+	CHECK(st == 0 && !strncmp(out, "address port reason expires_ms\n", 31),
+	      "/proc/net/sdp_fallback:\n%s", out);
+	if (addr->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr,
+			  host, sizeof(host));
+	else
+		inet_ntop(AF_INET6,
+			  &((const struct sockaddr_in6 *)addr)->sin6_addr,
+			  host, sizeof(host));
+	if (reason < 0)
+		snprintf(want, sizeof(want), " %s %u ", host,
+			 sockaddr_port(addr));
+	else
+		snprintf(want, sizeof(want), " %s %u %d ", host,
+			 sockaddr_port(addr), reason);
+	found = find_line(out, want, NULL);
+	if (!found && say)
+		tap_diag("no '%s' in:\n%s", want, out);
+	free(out);
+	return found;
+}
+
+/*
+ * The negative cache: once a connect() to an address and port fell back,
+ * the next ones go to TCP at once (reason cached, FallbackCached), for
+ * net.sdp.tcp_fallback_cache_s; /proc/net/sdp_fallback lists the
+ * destination and why; with the sysctl at 0 every connect() tries SDP.
+ */
+static void test_fallback_cache(void)
+{
+	struct sockaddr_storage addr;
+	struct stats before, after;
+	int l = tcp_listener(&addr), c1, c2, c3, s;
+	char ttl[16] = "";
+
+	CHECK(read_file(FB_CACHE_SYSCTL, ttl, sizeof(ttl)) == 0 &&
+	      atoi(ttl) == 60, "%s is '%s', not 60", FB_CACHE_SYSCTL, ttl);
+	stats_read(&before);
+	c1 = sdp_socket(1, 0);
+	CHECK_OK(connect(c1, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	close(s);
+	check_fallen_back(c1, SDP_FB_REJECTED);
+	CHECK(cache_lists(&addr, SDP_FB_REJECTED, true),
+	      "the destination is not in /proc/net/sdp_fallback");
+	c2 = sdp_socket(1, 0);
+	CHECK_OK(connect(c2, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(c2, SDP_FB_CACHED);
+	exchange(c2, s, 4096);
+	close(s);
+	stats_read(&after);
+	CHECK(stat_of(&after, "FallbackCached") -
+	      stat_of(&before, "FallbackCached") == 1, "FallbackCached +%lld",
+	      stat_of(&after, "FallbackCached") -
+	      stat_of(&before, "FallbackCached"));
+	CHECK(stat_of(&after, "FallbackRejected") -
+	      stat_of(&before, "FallbackRejected") == 1,
+	      "FallbackRejected +%lld: SDP was tried again",
+	      stat_of(&after, "FallbackRejected") -
+	      stat_of(&before, "FallbackRejected"));
+
+	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	c3 = sdp_socket(1, 0);
+	CHECK_OK(connect(c3, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(c3, SDP_FB_REJECTED);
+	close(s);
+	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	close(c1);
+	close(c2);
+	close(c3);
+	close(l);
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_fallback_off),
+	TAP_TEST(test_fallback_rejected),
+	TAP_TEST(test_fallback_nonblocking_epoll),
+	TAP_TEST(test_fallback_refused),
+	TAP_TEST(test_fallback_sysctl),
+	TAP_TEST(test_fallback_not_needed),
+	TAP_TEST(test_fallback_options),
+	TAP_TEST(test_fallback_resources),
+	TAP_TEST(test_fallback_listed),
+	TAP_TEST(test_fallback_tcp_client),
+	TAP_TEST(test_fallback_cache),
+};
+
+TAP_MAIN(tests)
