@@ -3,14 +3,16 @@
  * sdp_stream: one-way stream throughput and the sender's CPU time, for
  * scripts/bench and scripts/bench-wire.
  *
- *   sdp_stream [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES]
+ *   sdp_stream [-f sdp|tcp|fallback] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES]
  *              [-z THRESH] [-N] [-m send|sendfile|read|nb|nbzc]
  *              [-p PORT [-S]]
  *
  * (sizes take a K, M or G suffix)
  * Without -p, a child process listens on ADDR and reads everything with
  * READSIZE-byte reads (default MSGSIZE); the parent connects and sends
- * BYTES in MSGSIZE-byte blocking sends.  -z sets SOL_SDP
+ * BYTES in MSGSIZE-byte blocking sends.  -f fallback: the listener is
+ * a TCP one and the sender an SDP socket with SDP_TCP_FALLBACK, which
+ * therefore sends over TCP (in-kernel fallback).  -z sets SOL_SDP
  * SDP_ZCOPY_THRESH on the sender (0: zero-copy off); -N sets TCP_NODELAY
  * on the sender.  -m sendfile sends from a file (a memfd of
  * min(BYTES, 16 MiB), sent over and over from its start) with
@@ -216,6 +218,7 @@ int main(int argc, char **argv)
 	const char *addr = "10.55.0.1";
 	size_t size = 1 << 20, rsize = 0, total = 256 << 20, sent = 0;
 	int family = AF_INET_SDP, zthresh = -1, nodelay = 0, opt, l, fd;
+	int fallback = 0;
 	int port = 0, server = 0, pipefd[2] = { -1, -1 };
 	struct sockaddr_in sin;
 	double t0, c0, t, c;
@@ -230,6 +233,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'f':
 			family = strcmp(optarg, "tcp") ? AF_INET_SDP : AF_INET;
+			fallback = !strcmp(optarg, "fallback");
 			break;
 		case 'a':
 			addr = optarg;
@@ -262,7 +266,7 @@ int main(int argc, char **argv)
 			server = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-f sdp|tcp] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N] [-m send|sendfile|read|nb|nbzc] [-p PORT [-S]]\n",
+			fprintf(stderr, "usage: %s [-f sdp|tcp|fallback] [-a ADDR] [-s MSGSIZE] [-r READSIZE] [-n BYTES] [-z THRESH] [-N] [-m send|sendfile|read|nb|nbzc] [-p PORT [-S]]\n",
 				argv[0]);
 			return 2;
 		}
@@ -288,7 +292,7 @@ int main(int argc, char **argv)
 	if (port) {
 		bench_addr(&sin, addr, port);
 	} else {
-		l = bench_listen(family, addr, 0, &sin);
+		l = bench_listen(fallback ? AF_INET : family, addr, 0, &sin);
 		if (pipe(pipefd))
 			die("pipe");
 		pid = bench_fork_accept(l, &fd);
@@ -303,7 +307,16 @@ int main(int argc, char **argv)
 		}
 		close(l);
 	}
-	fd = bench_connect(family, &sin);
+	if (fallback) {
+		fd = socket(AF_INET_SDP, SOCK_STREAM, 0);
+		if (fd < 0 ||
+		    setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &(int){ 1 },
+			       sizeof(int)) ||
+		    connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
+			die("connect with fallback");
+	} else {
+		fd = bench_connect(family, &sin);
+	}
 	if (zthresh >= 0 && family == AF_INET_SDP &&
 	    setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &zthresh,
 		       sizeof(zthresh)))
