@@ -505,7 +505,9 @@ struct sdp_ka {
  * @fb_on: the socket's calls go to @fb (sdp_fb()); cleared when a new
  *	connect() tries SDP again, under lock_sock() and @lock
  * @fb_reason: enum sdp_fallback_reason, set with @fb_on
- * @fb_err: the error of @fb last copied to sk_err; under @lock
+ * @fb_err: @fb's error when last looked at; under @lock
+ * @fb_err_copied: the error of @fb copied to sk_err and not yet read
+ *	(through SO_ERROR, or a call @fb answered), or 0; under @lock
  * @fb_ops: @fb's own callbacks (enum sdp_fb_ev), which ours call on
  *	(for a listener, @fb_lsn's data_ready); under its sk_callback_lock
  * @zc_tx: our advertisement (send side)
@@ -606,6 +608,7 @@ struct sdp_sock {
 	bool fb_on;
 	u8 fb_reason;
 	int fb_err;
+	int fb_err_copied;
 	struct sdp_fb_cb fb_ops[SDP_FB_EV_MAX];
 	struct sdp_zc_tx zc_tx;
 	struct sdp_zc_rx zc_rx;

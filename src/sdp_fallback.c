@@ -286,6 +286,7 @@ static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 	}
 	if (err && err != ssk->fb_err) {
 		WRITE_ONCE(sk->sk_err, err);
+		ssk->fb_err_copied = err;
 		changed = true;
 	}
 	ssk->fb_err = err;
@@ -561,6 +562,7 @@ static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
 		WRITE_ONCE(fb->sk->sk_err, 0);
 		release_sock(fb->sk);
 		ssk->fb_err = 0;
+		ssk->fb_err_copied = 0;
 		sdp_fb_copy_opts(ssk, fb);
 		*fbp = fb;
 		return 0;
@@ -848,19 +850,52 @@ void sdp_fb_release(struct sdp_sock *ssk)
 	sock_release(fb);
 }
 
+/*
+ * An error of the TCP socket is reported once, as TCP reports it: it is
+ * in both sk_errs (SO_ERROR reads the SDP socket's, the calls handed
+ * over TCP's), and read from one, it goes from the other.  Before and
+ * after each call handed to TCP.
+ */
+static void sdp_fb_err_sync(struct sdp_sock *ssk, struct socket *fb)
+{
+	struct sock *sk = &ssk->sk, *tsk = fb->sk;
+	int err;
+
+	spin_lock_bh(&ssk->lock);
+	err = ssk->fb_err_copied;
+	if (err && !READ_ONCE(sk->sk_err)) {
+		/* SO_ERROR read it: TCP no longer reports it. */
+		cmpxchg(&tsk->sk_err, err, 0);
+		ssk->fb_err_copied = 0;
+	} else if (err && READ_ONCE(tsk->sk_err) != err) {
+		/* A call TCP answered reported it. */
+		cmpxchg(&sk->sk_err, err, 0);
+		ssk->fb_err_copied = 0;
+	}
+	spin_unlock_bh(&ssk->lock);
+}
+
 int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len)
 {
 	struct socket *fb = sdp_fb_sync(ssk);
+	int ret;
 
-	return fb->ops->sendmsg(fb, msg, len);
+	sdp_fb_err_sync(ssk, fb);
+	ret = fb->ops->sendmsg(fb, msg, len);
+	sdp_fb_err_sync(ssk, fb);
+	return ret;
 }
 
 int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 		   int flags)
 {
 	struct socket *fb = sdp_fb_sync(ssk);
+	int ret;
 
-	return fb->ops->recvmsg(fb, msg, len, flags);
+	sdp_fb_err_sync(ssk, fb);
+	ret = fb->ops->recvmsg(fb, msg, len, flags);
+	sdp_fb_err_sync(ssk, fb);
+	return ret;
 }
 
 /*
@@ -870,8 +905,10 @@ int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 __poll_t sdp_fb_poll(struct sdp_sock *ssk, struct file *file)
 {
 	struct socket *fb = READ_ONCE(ssk->fb);
-	__poll_t mask = fb->ops->poll(file, fb, NULL);
+	__poll_t mask;
 
+	sdp_fb_err_sync(ssk, fb);
+	mask = fb->ops->poll(file, fb, NULL);
 	if (READ_ONCE(ssk->sk.sk_err))
 		mask |= EPOLLERR;
 	return mask;

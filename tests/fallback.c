@@ -662,6 +662,50 @@ static void test_fallback_cache(void)
 	close(l);
 }
 
+/*
+ * An error is reported once, as on TCP: the peer resets the connection;
+ * poll() says POLLERR, recv() fails with ECONNRESET, and from then on
+ * neither poll() nor SO_ERROR report it again.  And the other way: read
+ * through SO_ERROR first, recv() does not report it again.
+ */
+static void test_fallback_error_once(void)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), fd, s, i;
+	char ch;
+
+	for (i = 0; i < 2; i++) {
+		fd = sdp_socket(1, 0);
+		CHECK_OK(connect(fd, (struct sockaddr *)&addr,
+				 sockaddr_len(&addr)));
+		s = net_accept(l, WAIT_MS);
+		CHECK_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+		close(s);	/* a reset */
+		CHECK(wait_fd(fd, POLLIN, WAIT_MS) & POLLERR,
+		      "no POLLERR after the peer's reset");
+		if (!i) {
+			CHECK(recv(fd, &ch, 1, MSG_DONTWAIT) == -1 &&
+			      errno == ECONNRESET, "recv after a reset: %s",
+			      strerror(errno));
+		} else {
+			CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) ==
+			      ECONNRESET, "SO_ERROR is not ECONNRESET");
+			CHECK(recv(fd, &ch, 1, MSG_DONTWAIT) == 0,
+			      "recv after SO_ERROR read the reset: %s",
+			      strerror(errno));
+		}
+		CHECK(!(wait_fd(fd, POLLIN, 0) & POLLERR),
+		      "POLLERR after the error was read (%s)",
+		      i ? "SO_ERROR" : "recv");
+		CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0,
+		      "SO_ERROR after the error was read (%s)",
+		      i ? "SO_ERROR" : "recv");
+		close(fd);
+	}
+	close(l);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_off),
 	TAP_TEST(test_fallback_rejected),
@@ -674,6 +718,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_listed),
 	TAP_TEST(test_fallback_tcp_client),
 	TAP_TEST(test_fallback_cache),
+	TAP_TEST(test_fallback_error_once),
 };
 
 TAP_MAIN(tests)
