@@ -312,6 +312,22 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		/* SDP first again, also after a fallen-back attempt. */
 		sdp_fb_reset(ssk);
 		err = sdp_conn_renew(ssk);
+		if (err == -EADDRINUSE) {
+			/*
+			 * The last attempt's CM id, destroyed in the
+			 * background, may still hold the port the socket
+			 * named (a fallen-back attempt ends sooner than its
+			 * id): wait for it, once.
+			 */
+			release_sock(sk);
+			flush_workqueue(sdp_wq);
+			lock_sock(sk);
+			err = -EALREADY;
+			if (sock->state != SS_UNCONNECTED ||
+			    sk->sk_state != TCP_CLOSE)
+				goto out;
+			err = sdp_conn_renew(ssk);
+		}
 		if (err)
 			goto out;
 		sk->sk_err = 0;
