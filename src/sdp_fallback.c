@@ -11,7 +11,11 @@
  * port: sdp_sock::fb.  From then on every call of the socket goes to that
  * TCP socket (af_sdp.c, sdp_sockopt.c ask sdp_fb()), and the SDP attempt's
  * CM id and QP go as a failed connect's do (SDP_F_ABORT, sdp_work()),
- * but without the socket seeing an error or a state change.
+ * but without the socket seeing an error or a state change.  A listener
+ * with fallback on also listens on TCP (sdp_sock::fb_lsn) and accept()
+ * returns its clients as fallen-back sockets (sdp_fb_accept()); a
+ * destination that fell back sends the next connect()s to TCP at once
+ * for a while (the negative cache, below).
  *
  * Waiting: callers wait on the SDP socket's own wait queue (poll, epoll,
  * connect() in progress, SIGIO owners), registered before the fallback
