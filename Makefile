@@ -172,6 +172,7 @@ libsdp/sdp_run: libsdp/sdp_run.c $(LIBSDP_DEPS)
 tests/bin/sdprules: $(LIBSDP_DEPS)
 tests/bin/sdprules: LDLIBS += -Ilibsdp libsdp/rules.c
 tests/bin/preload: LDLIBS += -lrdmacm -lpthread
+tests/bin/fallback: LDLIBS += -lrdmacm
 
 deps:
 	scripts/install-deps

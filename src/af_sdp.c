@@ -351,6 +351,8 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		}
 		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
 					sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
+		if (!err)
+			sdp_fb_timeout_arm(ssk);
 		/* No RDMA device reaches the address: TCP may. */
 		if ((err == -ENODEV || err == -EADDRNOTAVAIL) &&
 		    sdp_fb_enabled(ssk) &&

@@ -214,6 +214,7 @@ enum {
 	SDP_O_CORK,		/* TCP_CORK */
 	SDP_O_FB_SET,		/* SDP_TCP_FALLBACK set on the socket: */
 	SDP_O_FB_ON,		/* ... its value (else net.sdp.tcp_fallback) */
+	SDP_O_FB_TMO_SET,	/* SDP_TCP_FALLBACK_TIMEOUT set: fb_timeout_ms */
 };
 
 /* The callbacks of a fallback's TCP socket (sdp_fallback.c): fb_ops[] */
@@ -505,6 +506,11 @@ struct sdp_ka {
  * @fb_on: the socket's calls go to @fb (sdp_fb()); cleared when a new
  *	connect() tries SDP again, under lock_sock() and @lock
  * @fb_reason: enum sdp_fallback_reason, set with @fb_on
+ * @fb_timeout_ms: SDP_TCP_FALLBACK_TIMEOUT once set (SDP_O_FB_TMO_SET);
+ *	under lock_sock()
+ * @fb_deadline: jiffies at which the SDP attempt of a connect() with
+ *	fallback on is given up (sdp_fb_timeout_check()), 0 when none;
+ *	under lock_sock()
  * @fb_err: @fb's error when last looked at; under @lock
  * @fb_err_copied: the error of @fb copied to sk_err and not yet read
  *	(through SO_ERROR, or a call @fb answered), or 0; under @lock
@@ -607,6 +613,8 @@ struct sdp_sock {
 	struct socket *fb_lsn;
 	bool fb_on;
 	u8 fb_reason;
+	unsigned int fb_timeout_ms;
+	unsigned long fb_deadline;
 	int fb_err;
 	int fb_err_copied;
 	struct sdp_fb_cb fb_ops[SDP_FB_EV_MAX];
@@ -743,6 +751,8 @@ void sdp_ka_stop(struct sdp_sock *ssk);
 int sdp_cm_create_id(struct sdp_sock *ssk);
 int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss);
 bool sdp_child_unlink(struct sdp_sock *child);
+void sdp_connect_failed_fb(struct sdp_sock *ssk, int err,
+			   enum sdp_fallback_reason why);
 
 /* sdp_conn.c: a connection's verbs resources */
 int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,

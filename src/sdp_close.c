@@ -468,6 +468,8 @@ void sdp_work(struct work_struct *work)
 	unsigned long again, zc_again;
 
 	lock_sock(sk);
+	/* A connect()'s SDP attempt that outlived its fallback timeout. */
+	sdp_fb_timeout_check(ssk);
 	/* A nonblocking MSG_ZEROCOPY send in progress; may end it. */
 	zc_again = sdp_zc_async_run(ssk);
 	again = 0;

@@ -216,10 +216,10 @@ static void sdp_connect_failed(struct sdp_sock *ssk, int err)
 
 /*
  * ... for @why, which TCP may get past: a connect() goes on over TCP if
- * the policy allows (sdp_fallback.c).
+ * the policy allows (sdp_fallback.c).  lock_sock() held.
  */
-static void sdp_connect_failed_fb(struct sdp_sock *ssk, int err,
-				  enum sdp_fallback_reason why)
+void sdp_connect_failed_fb(struct sdp_sock *ssk, int err,
+			   enum sdp_fallback_reason why)
 {
 	if (!ssk->parent && ssk->sk.sk_state == TCP_SYN_SENT &&
 	    sdp_fb_enabled(ssk) && !sdp_fb_connect(ssk, why))
@@ -417,13 +417,29 @@ reject:
 	return 1;
 }
 
-/* ADDR_RESOLVED: on to the route. */
+/*
+ * ADDR_ERROR: the address has no RDMA device (the device found for it
+ * has none, -ENODEV: a plain Ethernet port, say) or could not be
+ * resolved (no ARP answer within net.sdp.resolve_timeout_ms, ...).
+ */
+static void sdp_cm_addr_error(struct sdp_sock *ssk, int status)
+{
+	sdp_connect_failed_fb(ssk, sdp_resolve_error(status),
+			      status == -ENODEV || status == -EADDRNOTAVAIL ?
+			      SDP_FB_NO_DEVICE : SDP_FB_ADDR_ERROR);
+}
+
+/*
+ * ADDR_RESOLVED: on to the route.  RoCE resolves it at once, and fails
+ * at once too (no usable MTU, the device gone, ...): a route error.
+ */
 static void sdp_cm_addr_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	int err = rdma_resolve_route(id, sdp_sysctl_resolve_timeout_ms(sock_net(&ssk->sk)));
 
 	if (err)
-		sdp_connect_failed(ssk, sdp_resolve_error(err));
+		sdp_connect_failed_fb(ssk, sdp_resolve_error(err),
+				      SDP_FB_ROUTE_ERROR);
 }
 
 /* ROUTE_RESOLVED: the device and the local address are known; Hello. */
@@ -545,8 +561,7 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		sdp_cm_route_resolved(ssk, id);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		sdp_connect_failed_fb(ssk, sdp_resolve_error(ev->status),
-				      SDP_FB_ADDR_ERROR);
+		sdp_cm_addr_error(ssk, ev->status);
 		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		sdp_connect_failed_fb(ssk, sdp_resolve_error(ev->status),

@@ -240,6 +240,68 @@ bool sdp_fb_enabled(const struct sdp_sock *ssk)
 	return sdp_sysctl_tcp_fallback(sock_net(&ssk->sk));
 }
 
+/* How long the SDP attempt of a connect() with fallback on may take. */
+unsigned int sdp_fb_timeout_ms(const struct sdp_sock *ssk)
+{
+	if (test_bit(SDP_O_FB_TMO_SET, &ssk->opts))
+		return ssk->fb_timeout_ms;
+	return sdp_sysctl_tcp_fallback_timeout_ms(sock_net(&ssk->sk));
+}
+
+/*
+ * connect() started an SDP attempt: with fallback on, bound it, so that
+ * a peer that never answers (its RDMA CM silent, RoCE packets lost on
+ * the way while TCP's get through) costs the fallback timeout, not the
+ * CM's retries.  sdp_work() looks at the deadline (sdp_fb_timeout_check())
+ * when it runs, queued here for then.  lock_sock() held.
+ */
+void sdp_fb_timeout_arm(struct sdp_sock *ssk)
+{
+	unsigned long t = msecs_to_jiffies(sdp_fb_timeout_ms(ssk));
+
+	sock_owned_by_me(&ssk->sk);
+	ssk->fb_deadline = 0;
+	if (!t || !sdp_fb_enabled(ssk))
+		return;
+	ssk->fb_deadline = (jiffies + t) | 1;	/* 0 means none */
+	sdp_queue_work_within(ssk, t);
+}
+
+/*
+ * From sdp_work(), lock_sock() held: if the SDP attempt of a connect()
+ * outlived its deadline, give it up as unanswered (TCP goes on);
+ * otherwise make sure sdp_work() runs again by then.  True if it was
+ * given up.
+ */
+bool sdp_fb_timeout_check(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	unsigned long deadline = ssk->fb_deadline;
+
+	sock_owned_by_me(sk);
+	if (!deadline)
+		return false;
+	if (sk->sk_state != TCP_SYN_SENT || sdp_fb(ssk) ||
+	    test_bit(SDP_F_ESTABLISHED, &ssk->flags) ||
+	    test_bit(SDP_F_ABORT, &ssk->flags)) {
+		ssk->fb_deadline = 0;	/* the attempt ended on its own */
+		return false;
+	}
+	if (!sdp_fb_enabled(ssk)) {	/* turned off since */
+		ssk->fb_deadline = 0;
+		return false;
+	}
+	if (time_before(jiffies, deadline)) {
+		sdp_queue_work_within(ssk, deadline - jiffies);
+		return false;
+	}
+	ssk->fb_deadline = 0;
+	net_dbg_ratelimited("SDP attempt given up after %u ms: TCP\n",
+			    sdp_fb_timeout_ms(ssk));
+	sdp_connect_failed_fb(ssk, -ETIMEDOUT, SDP_FB_UNREACHABLE);
+	return true;
+}
+
 /*
  * The TCP connection's local address becomes the socket's, for the
  * listings (/proc/net/sdp, sock_diag).  sdp_sock::lock held.

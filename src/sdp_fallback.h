@@ -13,12 +13,19 @@
 
 struct sdp_sock;
 
+/* SDP_TCP_FALLBACK_TIMEOUT, net.sdp.tcp_fallback_timeout_ms: ms */
+#define SDP_FB_TIMEOUT_MS_DEFAULT	3000
+#define SDP_FB_TIMEOUT_MS_MAX		600000
+
 bool sdp_fb_enabled(const struct sdp_sock *ssk);
 bool sdp_fb_cached(struct net *net, const struct sockaddr_storage *ss);
 int sdp_fb_net_init(struct net *net);
 void sdp_fb_net_exit(struct net *net);
 int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why);
 void sdp_fb_reset(struct sdp_sock *ssk);
+unsigned int sdp_fb_timeout_ms(const struct sdp_sock *ssk);
+void sdp_fb_timeout_arm(struct sdp_sock *ssk);
+bool sdp_fb_timeout_check(struct sdp_sock *ssk);
 void sdp_fb_keepalive(struct sdp_sock *ssk, int on);
 void sdp_fb_release(struct sdp_sock *ssk);
 void sdp_fb_listen(struct sdp_sock *lssk, int backlog);

@@ -40,6 +40,8 @@ struct sdp_fb_cache;
  *	made over SDP goes on over TCP, sdp_fallback.c)
  * @tcp_fallback_cache_s: net.sdp.tcp_fallback_cache_s, seconds a
  *	destination stays in the negative cache (0: no cache)
+ * @tcp_fallback_timeout_ms: net.sdp.tcp_fallback_timeout_ms, how long an
+ *	SDP attempt with fallback on may take (0: as long as the CM tries)
  * @fb_cache: the negative cache of fallbacks (sdp_fallback.c)
  * @mem_pages: pages of connection buffers held in the namespace
  * @half_open: passive connections not yet established
@@ -63,6 +65,7 @@ struct sdp_net {
 	int rx_idle_ms;
 	int tcp_fallback;
 	int tcp_fallback_cache_s;
+	int tcp_fallback_timeout_ms;
 	struct sdp_fb_cache *fb_cache;
 	atomic_long_t mem_pages;
 	atomic_t half_open;
@@ -88,6 +91,11 @@ static inline bool sdp_sysctl_tcp_fallback(const struct net *net)
 static inline unsigned long sdp_sysctl_tcp_fallback_cache(const struct net *net)
 {
 	return READ_ONCE(sdp_net(net)->tcp_fallback_cache_s) * HZ;
+}
+
+static inline unsigned int sdp_sysctl_tcp_fallback_timeout_ms(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->tcp_fallback_timeout_ms);
 }
 
 static inline unsigned int sdp_sysctl_recv_poll(const struct net *net)

@@ -135,6 +135,14 @@ static int sdp_setsockopt_sdp(struct sdp_sock *ssk, int optname, int val)
 		assign_bit(SDP_O_FB_ON, &ssk->opts, val);
 		release_sock(&ssk->sk);
 		return 0;
+	case SDP_TCP_FALLBACK_TIMEOUT:
+		if (val < 0 || val > SDP_FB_TIMEOUT_MS_MAX)
+			return -EINVAL;
+		lock_sock(&ssk->sk);
+		ssk->fb_timeout_ms = val;
+		set_bit(SDP_O_FB_TMO_SET, &ssk->opts);
+		release_sock(&ssk->sk);
+		return 0;
 	default:
 		return -ENOPROTOOPT;	/* SDP_INFO is read-only */
 	}
@@ -389,6 +397,9 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 		return sdp_put_opt(optval, optlen, &info, sizeof(info), len);
 	case SDP_TCP_FALLBACK:
 		val = sdp_fb_enabled(ssk);
+		return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
+	case SDP_TCP_FALLBACK_TIMEOUT:
+		val = sdp_fb_timeout_ms(ssk);
 		return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
 	default:
 		return -ENOPROTOOPT;

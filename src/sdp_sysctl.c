@@ -34,6 +34,11 @@
  *                       destination a connect() fell back to TCP for
  *                       sends the next connect()s to TCP at once (0:
  *                       no negative cache)
+ *   tcp_fallback_timeout_ms int, milliseconds, 0..600000, default 3000:
+ *                       with fallback on, how long the SDP attempt of a
+ *                       connect() may take before it goes on over TCP
+ *                       (0: as long as the RDMA CM tries; sockets may
+ *                       override it: SDP_TCP_FALLBACK_TIMEOUT)
  *
  * Writes outside the range fail with EINVAL and change nothing.  A
  * namespace starts with the defaults, not with its creator's values (as
@@ -47,6 +52,7 @@
 #include <net/net_namespace.h>
 
 #include "sdp.h"
+#include "sdp_fallback.h"
 
 #define SDP_RECV_POLL_MAX	100000
 #define SDP_FIN_TIMEOUT_MAX	3600
@@ -64,6 +70,7 @@ static int sdp_idle_ms_max = 3600000;
 static int sdp_rx_init_min = SDP_RX_INIT_BUFS;
 static int sdp_rx_init_max = 1024;
 static int sdp_fb_cache_max = 86400;
+static int sdp_fb_timeout_max = SDP_FB_TIMEOUT_MS_MAX;
 
 /*
  * Module parameters that set the sysctls of new namespaces: recv_poll
@@ -189,6 +196,14 @@ static const struct ctl_table sdp_sysctl_template[] = {
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = &sdp_fb_cache_max,
 	},
+	{
+		.procname = "tcp_fallback_timeout_ms",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &sdp_fb_timeout_max,
+	},
 	{ }
 };
 
@@ -204,6 +219,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	sn->rx_idle_ms = 1000;
 	sn->rx_init_bufs = SDP_RX_INIT_BUFS;
 	sn->tcp_fallback_cache_s = 60;
+	sn->tcp_fallback_timeout_ms = SDP_FB_TIMEOUT_MS_DEFAULT;
 	sdp_mem_net_init(sn);
 	if (!IS_ENABLED(CONFIG_SYSCTL))
 		return 0;
@@ -223,6 +239,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	tbl[8].data = &sn->rx_idle_ms;
 	tbl[9].data = &sn->tcp_fallback;
 	tbl[10].data = &sn->tcp_fallback_cache_s;
+	tbl[11].data = &sn->tcp_fallback_timeout_ms;
 
 #ifdef SDP_HAVE_NET_SYSCTL_SZ
 	sn->sysctl_hdr = register_net_sysctl_sz(net, "net/sdp", tbl,

@@ -4,11 +4,15 @@
  * connection cannot be made over SDP carries on over TCP when the policy
  * allows (SDP_TCP_FALLBACK, net.sdp.tcp_fallback), on the same
  * descriptor, with the reason on record; without it, connect() fails as
- * before.  The peer here is a plain TCP listener (no SDP listener on its
- * port): the SDP attempt is rejected.
+ * before.  The peer here is mostly a plain TCP listener (no SDP listener
+ * on its port): the SDP attempt is rejected.  The other reasons come from
+ * scratch devices (an address without an RDMA device, one nobody answers
+ * ARP for, one whose MTU is too small for RoCE) and from an RDMA CM
+ * listener that never answers.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -19,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/sdp.h>
+#include <rdma/rdma_cma.h>
 
 #include "net.h"
 #include "ops.h"
@@ -27,6 +32,8 @@
 
 #define FB_SYSCTL	"/proc/sys/net/sdp/tcp_fallback"
 #define FB_CACHE_SYSCTL	"/proc/sys/net/sdp/tcp_fallback_cache_s"
+#define FB_TIMEOUT_SYSCTL "/proc/sys/net/sdp/tcp_fallback_timeout_ms"
+#define RESOLVE_SYSCTL	"/proc/sys/net/sdp/resolve_timeout_ms"
 
 static bool cache_lists(const struct sockaddr_storage *addr, int reason,
 			bool say);
@@ -706,6 +713,270 @@ static void test_fallback_error_once(void)
 	close(l);
 }
 
+/* ---- The other reasons: a scratch device, a silent RDMA CM ---- */
+
+/* "ip ARGS...": its exit status. */
+#define IP(...) run((const char *const[]){ "ip", __VA_ARGS__, NULL })
+
+/*
+ * A dummy device @dev with MTU @mtu and the address @cidr, up.  @arp: it
+ * sends ARP requests (that nobody answers) instead of taking every
+ * neighbour as resolved; each given up after one 100 ms try.
+ */
+static void scratch_netdev(const char *dev, const char *mtu,
+			   const char *cidr, bool arp)
+{
+	char path[96];
+
+	CHECK(IP("link", "add", dev, "mtu", mtu, "type", "dummy") == 0,
+	      "ip link add %s failed", dev);
+	CHECK(IP("addr", "add", cidr, "dev", dev) == 0, "ip addr add %s failed",
+	      cidr);
+	if (arp) {
+		CHECK(IP("link", "set", dev, "arp", "on") == 0,
+		      "ip link set %s arp on failed", dev);
+		snprintf(path, sizeof(path),
+			 "/proc/sys/net/ipv4/neigh/%s/mcast_solicit", dev);
+		CHECK(write_file(path, "1") == 0, "write %s", path);
+		snprintf(path, sizeof(path),
+			 "/proc/sys/net/ipv4/neigh/%s/retrans_time_ms", dev);
+		CHECK(write_file(path, "100") == 0, "write %s", path);
+	}
+	CHECK(IP("link", "set", dev, "up") == 0, "ip link set %s up failed",
+	      dev);
+}
+
+/* A plain TCP listener on @ip, any port; its address in @addr. */
+static int tcp_listener_on(const char *ip, struct sockaddr_storage *addr)
+{
+	int fd;
+
+	CHECK(make_sockaddr(addr, ip, 0), "address %s", ip);
+	fd = socket(addr->ss_family, SOCK_STREAM, 0);
+	CHECK(fd >= 0, "socket: %s", strerror(errno));
+	CHECK_OK(bind(fd, (struct sockaddr *)addr, sockaddr_len(addr)));
+	CHECK_OK(listen(fd, 8));
+	local_addr(fd, addr);
+	return fd;
+}
+
+/* The counter @name went up by exactly one from @before. */
+static void check_counted(const struct stats *before, const char *name)
+{
+	struct stats after;
+
+	stats_read(&after);
+	CHECK(stat_of(&after, name) - stat_of(before, name) == 1,
+	      "%s +%lld, not +1", name,
+	      stat_of(&after, name) - stat_of(before, name));
+}
+
+/*
+ * A connect() with fallback on to a TCP-only listener at @ip (any port)
+ * that must fall back for @why, counted as @counter, listed in the
+ * negative cache, and carry data.
+ */
+static void check_reason_at(const char *ip, unsigned int why,
+			    const char *counter)
+{
+	struct sockaddr_storage addr;
+	struct stats before;
+	int l = tcp_listener_on(ip, &addr), fd = sdp_socket(1, 0), s;
+
+	stats_read(&before);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+	      "connect to %s with fallback: %s", ip, strerror(errno));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, why);
+	check_counted(&before, counter);
+	CHECK(cache_lists(&addr, why, true), "%s is not in the negative cache",
+	      ip);
+	exchange(fd, s, 4096);
+	close(s);
+	close(fd);
+	close(l);
+}
+
+/*
+ * No RDMA device has the address: it is on a device without Soft-RoCE.
+ * The SDP attempt ends at address resolution, which finds the address
+ * but no RDMA device for it (reason no-device); TCP connects.
+ */
+static void test_fallback_no_device(void)
+{
+	scratch_netdev("sdpfb0", "1500", "10.56.0.1/24", false);
+	check_reason_at("10.56.0.1", SDP_FB_NO_DEVICE, "FallbackNoDevice");
+	CHECK(IP("link", "del", "sdpfb0") == 0, "ip link del failed");
+}
+
+/*
+ * Address resolution fails: nobody answers ARP for the destination.  The
+ * SDP attempt ends after net.sdp.resolve_timeout_ms (reason addr-error);
+ * TCP, tried next, fails as a TCP socket fails there, with the error
+ * reported once.
+ */
+static void test_fallback_addr_error(void)
+{
+	struct sockaddr_storage addr;
+	struct stats before;
+	char old[16] = "";
+	int fd, tcp, tcp_err;
+
+	scratch_netdev("sdpfb1", "1500", "10.57.0.1/24", true);
+	CHECK(make_sockaddr(&addr, "10.57.0.2", 9), "address");
+	CHECK(read_file(RESOLVE_SYSCTL, old, sizeof(old)) == 0, "read %s",
+	      RESOLVE_SYSCTL);
+	CHECK(write_file(RESOLVE_SYSCTL, "300") == 0, "write %s",
+	      RESOLVE_SYSCTL);
+
+	/* What TCP says about the address. */
+	tcp = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	CHECK(connect(tcp, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == EINPROGRESS, "TCP connect: %s", strerror(errno));
+	CHECK(wait_fd(tcp, POLLOUT, 10000) & POLLERR, "TCP: no error in 10 s");
+	tcp_err = sockopt_get(tcp, SOL_SOCKET, SO_ERROR);
+	CHECK(tcp_err, "TCP connected to nobody");
+	close(tcp);
+
+	stats_read(&before);
+	fd = sdp_socket(1, SOCK_NONBLOCK);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == EINPROGRESS, "connect: %s", strerror(errno));
+	CHECK(wait_fd(fd, POLLOUT, 10000) & POLLERR, "no error in 10 s");
+	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == tcp_err,
+	      "SO_ERROR is not TCP's %s", strerror(tcp_err));
+	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0,
+	      "the error was reported twice");
+	check_fallen_back(fd, SDP_FB_ADDR_ERROR);
+	check_counted(&before, "FallbackAddrError");
+	CHECK(cache_lists(&addr, SDP_FB_ADDR_ERROR, true),
+	      "the address is not in the negative cache");
+	close(fd);
+	CHECK(write_file(RESOLVE_SYSCTL, old) == 0, "write %s", RESOLVE_SYSCTL);
+	CHECK(IP("link", "del", "sdpfb1") == 0, "ip link del failed");
+}
+
+/*
+ * Route resolution fails: the address's device has Soft-RoCE, but an MTU
+ * (300) that leaves less than the smallest RoCE MTU (256) after the
+ * headers, so the RDMA CM finds no path to it (reason route-error).
+ */
+static void test_fallback_route_error(void)
+{
+	scratch_netdev("sdpfb2", "300", "10.58.0.1/24", false);
+	CHECK(run((const char *const[]){ "rdma", "link", "add", "sdpfbrxe",
+					 "type", "rxe", "netdev", "sdpfb2",
+					 NULL }) == 0, "rdma link add failed");
+	check_reason_at("10.58.0.1", SDP_FB_ROUTE_ERROR, "FallbackRouteError");
+	CHECK(run((const char *const[]){ "rdma", "link", "delete", "sdpfbrxe",
+					 NULL }) == 0, "rdma link delete failed");
+	CHECK(IP("link", "del", "sdpfb2") == 0, "ip link del failed");
+}
+
+/*
+ * The RDMA CM listener of the port takes connection requests and never
+ * answers (librdmacm's, here).  With fallback on, the SDP attempt gives
+ * up after SDP_TCP_FALLBACK_TIMEOUT (reason unreachable) and the TCP
+ * listener on the same port answers, blocking and nonblocking.  The
+ * option reads net.sdp.tcp_fallback_timeout_ms until it is set.
+ */
+static void test_fallback_unreachable(void)
+{
+	struct rdma_event_channel *ec = rdma_create_event_channel();
+	struct sockaddr_storage addr;
+	struct rdma_cm_event *ev;
+	struct stats before;
+	struct rdma_cm_id *id;
+	int l, fd, s, i, port;
+	long long t0, ms;
+
+	CHECK(ec, "rdma_create_event_channel: %s", strerror(errno));
+	CHECK(rdma_create_id(ec, &id, NULL, RDMA_PS_TCP) == 0,
+	      "rdma_create_id: %s", strerror(errno));
+	test_sockaddr(&addr, 0);
+	CHECK(rdma_bind_addr(id, (struct sockaddr *)&addr) == 0, "bind: %s",
+	      strerror(errno));
+	CHECK(rdma_listen(id, 4) == 0, "rdma_listen: %s", strerror(errno));
+	port = ntohs(rdma_get_src_port(id));
+	sockaddr_set_port(&addr, port);
+	l = socket(addr.ss_family, SOCK_STREAM, 0);
+	CHECK_OK(bind(l, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	CHECK_OK(listen(l, 8));
+
+	fd = sdp_socket(1, 0);
+	CHECK(sockopt_get(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT) == 3000,
+	      "SDP_TCP_FALLBACK_TIMEOUT does not read the default 3000");
+	CHECK(write_file(FB_TIMEOUT_SYSCTL, "5000") == 0, "write %s",
+	      FB_TIMEOUT_SYSCTL);
+	CHECK(sockopt_get(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT) == 5000,
+	      "SDP_TCP_FALLBACK_TIMEOUT does not read the sysctl");
+	CHECK(write_file(FB_TIMEOUT_SYSCTL, "3000") == 0, "write %s",
+	      FB_TIMEOUT_SYSCTL);
+	i = -1;
+	CHECK(setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT, &i,
+			 sizeof(i)) == -1 && errno == EINVAL,
+	      "SDP_TCP_FALLBACK_TIMEOUT -1 was taken");
+	close(fd);
+
+	/* The cache off: each attempt meets the silent CM. */
+	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	for (i = 0; i < 2; i++) {
+		bool nonblock = i == 0;
+
+		if (!nonblock)
+			CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0,
+			      "write %s", FB_CACHE_SYSCTL);
+		fd = sdp_socket(1, nonblock ? SOCK_NONBLOCK : 0);
+		sockopt_set(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT, 300);
+		CHECK(sockopt_get(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT) == 300,
+		      "SDP_TCP_FALLBACK_TIMEOUT does not read what was set");
+		stats_read(&before);
+		t0 = now_ms();
+		if (nonblock) {
+			CHECK(connect(fd, (struct sockaddr *)&addr,
+				      sockaddr_len(&addr)) == -1 &&
+			      errno == EINPROGRESS, "connect: %s",
+			      strerror(errno));
+			CHECK(wait_fd(fd, POLLOUT, 10000) == POLLOUT,
+			      "not connected within 10 s");
+			CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0,
+			      "SO_ERROR after the fallback");
+		} else {
+			CHECK(connect(fd, (struct sockaddr *)&addr,
+				      sockaddr_len(&addr)) == 0,
+			      "connect: %s", strerror(errno));
+		}
+		ms = now_ms() - t0;
+		CHECK(ms >= 250 && ms < 5000,
+		      "fell back after %lld ms, for a 300 ms timeout", ms);
+		s = net_accept(l, WAIT_MS);
+		check_fallen_back(fd, SDP_FB_UNREACHABLE);
+		check_counted(&before, "FallbackUnreachable");
+		exchange(fd, s, 4096);
+		close(s);
+		close(fd);
+	}
+	CHECK(cache_lists(&addr, SDP_FB_UNREACHABLE, true),
+	      "the destination is not in the negative cache");
+
+	/* Reject what came in, then let go. */
+	fcntl(ec->fd, F_SETFL, fcntl(ec->fd, F_GETFL) | O_NONBLOCK);
+	while (rdma_get_cm_event(ec, &ev) == 0) {
+		struct rdma_cm_id *child = ev->id;
+		bool req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+
+		if (req)
+			rdma_reject(child, NULL, 0);
+		rdma_ack_cm_event(ev);
+		if (req)
+			rdma_destroy_id(child);
+	}
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ec);
+	close(l);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_off),
 	TAP_TEST(test_fallback_rejected),
@@ -719,6 +990,10 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_tcp_client),
 	TAP_TEST(test_fallback_cache),
 	TAP_TEST(test_fallback_error_once),
+	TAP_TEST(test_fallback_no_device),
+	TAP_TEST(test_fallback_addr_error),
+	TAP_TEST(test_fallback_route_error),
+	TAP_TEST(test_fallback_unreachable),
 };
 
 TAP_MAIN(tests)

@@ -38,6 +38,9 @@ static const struct knob knobs[] = {
 	{ "rx_init_bufs", 4, 1024, 4 },
 	{ "tx_idle_ms", 0, 3600000, 1000 },
 	{ "rx_idle_ms", 0, 3600000, 1000 },
+	{ "tcp_fallback", 0, 1, 0 },
+	{ "tcp_fallback_cache_s", 0, 86400, 60 },
+	{ "tcp_fallback_timeout_ms", 0, 600000, 3000 },
 };
 
 #define NKNOBS (sizeof(knobs) / sizeof(knobs[0]))

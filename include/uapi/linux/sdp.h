@@ -58,6 +58,18 @@
  *	other than 0 and 1 give EINVAL.
  */
 #define SDP_TCP_FALLBACK	3
+/*
+ * SDP_TCP_FALLBACK_TIMEOUT (int, milliseconds, read/write): with fallback
+ *	on, an SDP attempt that has not connected within this time (from
+ *	connect() on: address and route resolution and the peer's answer)
+ *	is given up and the connect() carries on over TCP, reason
+ *	SDP_FB_UNREACHABLE.  0: no limit of its own (the RDMA CM's
+ *	retries, a minute or more).  Reading gives the value in force: the
+ *	socket's own once set, else net.sdp.tcp_fallback_timeout_ms.
+ *	Values outside 0..600000 give EINVAL.  Without fallback it has no
+ *	effect: connect() waits as long as the RDMA CM tries.
+ */
+#define SDP_TCP_FALLBACK_TIMEOUT	4
 
 /**
  * enum sdp_transport - what carries a socket's bytes (sdpi_transport)
@@ -73,10 +85,11 @@ enum sdp_transport {
  * enum sdp_fallback_reason - why a socket uses TCP (sdpi_fallback_reason)
  * @SDP_FB_NONE: it does not
  * @SDP_FB_NO_DEVICE: no RDMA device has an address on the way to the
- *	destination (connect() found none at once)
+ *	destination
  * @SDP_FB_ADDR_ERROR: resolving the destination's RDMA address failed
  * @SDP_FB_ROUTE_ERROR: resolving the RDMA route failed
  * @SDP_FB_UNREACHABLE: the peer did not answer the connection request
+ *	(or not within SDP_TCP_FALLBACK_TIMEOUT)
  * @SDP_FB_REJECTED: the peer rejected it: no SDP listener on the port
  * @SDP_FB_TCP_CLIENT: accepted from a client that came over TCP (a
  *	listener with fallback on listens on TCP too)
