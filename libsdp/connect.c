@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libsdp: connect() -- "sdp" clients, and "both" clients that try SDP
- * first and fall back to TCP; settle() decides a nonblocking attempt.
- * See libsdp.c for the whole.
+ * libsdp: connect() -- "sdp" clients, and "both" clients: the module's
+ * own fallback to TCP where it has one, else SDP first here and then
+ * TCP, with settle() deciding a nonblocking attempt.  See libsdp.c for
+ * the whole.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +69,89 @@ static void rebind(int fd, int sfd)
 		       ADDRSTR(&ss, len), strerror(errno));
 }
 
-/* "both": SDP first, then TCP. */
+static const char *const fb_reasons[] = {
+	[SDP_FB_NO_DEVICE] = "no-device",
+	[SDP_FB_ADDR_ERROR] = "addr-error",
+	[SDP_FB_ROUTE_ERROR] = "route-error",
+	[SDP_FB_UNREACHABLE] = "unreachable",
+	[SDP_FB_REJECTED] = "rejected",
+	[SDP_FB_TCP_CLIENT] = "tcp-client",
+	[SDP_FB_CACHED] = "cached",
+};
+
+/* Log the outcome @ret of a connect() the module may fall back for. */
+static void log_kernel_fb(int fd, const struct sockaddr *addr, socklen_t len,
+			  int ret)
+{
+	struct sdp_info info = { 0 };
+	socklen_t il = sizeof(info);
+	unsigned int why;
+	int err = errno;
+
+	if (SDP_LOG_SUMMARY < cfg.log_level)
+		return;
+	if (ret < 0 && err == EINPROGRESS) {
+		logmsg(SDP_LOG_SUMMARY, "connect %s: in progress: sdp, or tcp (kernel fallback)",
+		       ADDRSTR(addr, len));
+	} else if (ret < 0) {
+		logmsg(SDP_LOG_SUMMARY, "connect %s: sdp and tcp (kernel fallback): %s",
+		       ADDRSTR(addr, len), strerror(err));
+	} else if (real.getsockopt(fd, SOL_SDP, SDP_INFO, &info, &il) == 0 &&
+		   info.sdpi_transport == SDP_TRANSPORT_TCP) {
+		why = info.sdpi_fallback_reason;
+		logmsg(SDP_LOG_SUMMARY, "connect %s: tcp (kernel fallback: %s)",
+		       ADDRSTR(addr, len),
+		       why < sizeof(fb_reasons) / sizeof(fb_reasons[0]) &&
+		       fb_reasons[why] ? fb_reasons[why] : "?");
+	} else {
+		logmsg(SDP_LOG_SUMMARY, "connect %s: sdp", ADDRSTR(addr, len));
+	}
+	errno = err;
+}
+
+/*
+ * "both" where the module falls back itself (sdp(7), "TCP fallback"):
+ * the SDP socket @sfd gets SDP_TCP_FALLBACK on and our fallback timeout
+ * and takes the descriptor's place; where SDP cannot connect, the kernel
+ * goes on over TCP on that same socket (and remembers the destination),
+ * so nothing here tries a second time.  Returns 1, @sfd untouched, if
+ * the module has no fallback; else connect()'s result.
+ */
+static int connect_kernel_fb(int fd, int sfd, const struct sockaddr *addr,
+			     socklen_t len)
+{
+	/* The module's 0 is "no limit"; ours, "do not wait for SDP". */
+	int one = 1, ms = connect_ms ? connect_ms : 1, ret;
+	struct fdent *e;
+	sigset_t old;
+
+	if (!kernel_fb ||
+	    real.setsockopt(sfd, SOL_SDP, SDP_TCP_FALLBACK, &one,
+			    sizeof(one)) < 0 ||
+	    real.setsockopt(sfd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT, &ms,
+			    sizeof(ms)) < 0)
+		return 1;
+	lock_tab(&old);
+	e = get(fd);
+	if (!e || e->kind != FD_CAND) {
+		unlock_tab(&old);
+		real.close(sfd);
+		errno = EBADF;
+		return -1;
+	}
+	if (install(fd, e, sfd) < 0) {
+		unlock_tab(&old);
+		forget(fd);
+		return real.connect(fd, addr, len);
+	}
+	set_kind(fd, e, FD_SDP);
+	unlock_tab(&old);
+	ret = real.connect(fd, addr, len);
+	log_kernel_fb(fd, addr, len, ret);
+	return ret;
+}
+
+/* "both": the module's fallback, or SDP first here, then TCP. */
 static int connect_both(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	bool nonblock = fd_nonblocking(fd);
@@ -80,6 +163,9 @@ static int connect_both(int fd, const struct sockaddr *addr, socklen_t len)
 	if (sfd < 0)
 		goto tcp;
 	rebind(fd, sfd);
+	ret = connect_kernel_fb(fd, sfd, addr, len);
+	if (ret != 1)
+		return ret;
 	ret = real.connect(sfd, addr, len);
 	if (ret < 0 && errno == EINPROGRESS && !nonblock)
 		ret = wait_connect(sfd, connect_ms);

@@ -36,6 +36,12 @@
  *   closes it; shutdown(SHUT_RD) of the listener retires it.
  *
  * "both", client side
+ *   Where the module falls back to TCP itself (SDP_TCP_FALLBACK), the
+ *   descriptor becomes an SDP socket with that option on and the
+ *   fallback timeout as SDP_TCP_FALLBACK_TIMEOUT, and the module does the
+ *   rest: the same socket connects over TCP when SDP cannot, and its
+ *   negative cache spares the next connect() the SDP attempt.  Otherwise
+ *   (an older module, or LIBSDP_KERNEL_FALLBACK=0) the library does it:
  *   connect() tries SDP first on a fresh SDP socket, bounded by the
  *   fallback timeout (LIBSDP_CONNECT_TIMEOUT, ms).  A blocking connect()
  *   waits for that attempt and then, on failure, connects the program's
@@ -104,6 +110,7 @@ bool active;
 static const char *progname = "?";
 int sdp_family = AF_INET_SDP;
 int connect_ms = SDP_CONNECT_MS_DEFAULT;
+bool kernel_fb = true;
 int log_fd = -1;
 int hidden_min = HIDDEN_FD_MIN;
 
@@ -247,6 +254,9 @@ void init(void)
 		if (!*end && v >= 0 && v <= SDP_CONNECT_MS_MAX)
 			connect_ms = v;
 	}
+	s = getenv("LIBSDP_KERNEL_FALLBACK");
+	if (s && !strcmp(s, "0"))
+		kernel_fb = false;
 	/* The module may have been loaded with another family number. */
 	f = fopen("/sys/module/sdp/parameters/family", "re");
 	if (f) {

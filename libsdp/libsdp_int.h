@@ -165,6 +165,7 @@ extern struct sdp_config cfg;
 extern bool active;		/* some rule can select SDP for us */
 extern int sdp_family;
 extern int connect_ms;
+extern bool kernel_fb;		/* "both" clients use the module's fallback */
 extern int log_fd;
 extern int hidden_min;
 

@@ -247,7 +247,7 @@ int sdp_socket(int fd, bool nonblock)
 	long long failed = atomic_load(&module_failed_at);
 	struct optrec *opts;
 	unsigned int n;
-	int sfd;
+	int sfd, err;
 
 	if (failed >= 0 && now_ms() - failed < MODULE_RETRY_MS) {
 		errno = EAFNOSUPPORT;
@@ -265,6 +265,17 @@ int sdp_socket(int fd, bool nonblock)
 		return -1;
 	}
 	atomic_store(&module_failed_at, -1);
+	/*
+	 * The rules decide where TCP is used, not net.sdp.tcp_fallback: the
+	 * module's own fallback is off (a "both" client turns it on), so
+	 * that an "sdp" socket stays SDP only and the SDP listener beside a
+	 * "both" server's TCP one does not try to listen on TCP too.  A
+	 * module without fallback refuses the option: nothing to do.
+	 */
+	err = errno;
+	real.setsockopt(sfd, SOL_SDP, SDP_TCP_FALLBACK, &(int){ 0 },
+			sizeof(int));
+	errno = err;
 	opts = opts_copy(fd, &n);
 	replay_opts(sfd, opts, n);
 	free(opts);

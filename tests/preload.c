@@ -8,7 +8,12 @@
  * accept, connect, poll/select/epoll, dup, fork) that checks, from the
  * inside, what the library made of its sockets.  Whether a descriptor is
  * an SDP socket is told by its inode in /proc/net/sdp, since the library
- * makes SDP sockets look like TCP ones to the program.  A helper may
+ * makes SDP sockets look like TCP ones to the program, and whether its
+ * connection is SDP's or the module's fallback to TCP by SDP_INFO.
+ *
+ * "both" clients are tested twice: with the module's own fallback, which
+ * the library uses where the module has it, and with the library's
+ * (LIBSDP_KERNEL_FALLBACK=0, what a module without it gets).  A helper may
  * open SDP sockets itself (family 27, which the library leaves alone) to
  * play a peer that speaks only SDP.
  *
@@ -51,6 +56,8 @@
 #define RULES		"/tmp/preload-rules.conf"
 #define HELPER_OUT	"/tmp/preload-helper.out"
 #define WAIT_MS		10000
+#define FB_SYSCTL	"/proc/sys/net/sdp/tcp_fallback"
+#define FB_CACHE_SYSCTL	"/proc/sys/net/sdp/tcp_fallback_cache_s"
 
 static char self[PATH_MAX];
 static char library[PATH_MAX];
@@ -79,11 +86,66 @@ hfail(int line, const char *cond, const char *fmt, ...)
 			hfail(__LINE__, #cond, __VA_ARGS__);		\
 	} while (0)
 
-static bool is_sdp(int fd)
+/* An SDP socket (listed in /proc/net/sdp)... */
+static bool is_sdp_socket(int fd)
 {
 	struct stat st;
 
 	return fstat(fd, &st) == 0 && proc_net_sdp_has_inode(st.st_ino);
+}
+
+/* ... SDP_INFO of one; the transport 0 (SDP) and no reason if none. */
+static void sdp_info_of(int fd, struct sdp_info *info)
+{
+	socklen_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	if (getsockopt(fd, SOL_SDP, SDP_INFO, info, &len) < 0)
+		memset(info, 0, sizeof(*info));
+}
+
+/* ... whose bytes go over SDP: not fallen back to TCP. */
+static bool is_sdp(int fd)
+{
+	struct sdp_info info;
+
+	if (!is_sdp_socket(fd))
+		return false;
+	sdp_info_of(fd, &info);
+	return info.sdpi_transport == SDP_TRANSPORT_SDP;
+}
+
+/* Does this helper run with the module's fallback (the default)? */
+static bool kernel_fallback(void)
+{
+	const char *s = getenv("LIBSDP_KERNEL_FALLBACK");
+
+	return !s || strcmp(s, "0");
+}
+
+/*
+ * A "both" client's connection to a TCP-only peer went to TCP through
+ * the module's fallback, for @why, on the SDP socket (with the module's
+ * fallback), or is a plain TCP socket (the library's).  "cached" stands
+ * for "rejected": a port an earlier test used may be in the negative
+ * cache.
+ */
+static void check_both_fallback(int fd, unsigned int why)
+{
+	struct sdp_info info;
+
+	if (!kernel_fallback()) {
+		H(!is_sdp_socket(fd), "the library's fallback left an SDP socket");
+		return;
+	}
+	H(is_sdp_socket(fd), "not the module's fallback: a TCP socket");
+	sdp_info_of(fd, &info);
+	H(info.sdpi_transport == SDP_TRANSPORT_TCP &&
+	  (info.sdpi_fallback_reason == why ||
+	   (why == SDP_FB_REJECTED &&
+	    info.sdpi_fallback_reason == SDP_FB_CACHED)),
+	  "transport %u, reason %u; wanted tcp, reason %u",
+	  info.sdpi_transport, info.sdpi_fallback_reason, why);
 }
 
 /* SDP sockets in state @state ("0A": LISTEN) on @port (-1: any), from
@@ -523,6 +585,8 @@ static void h_connect(const char *arg)
 		H(a >= 0, "accept");
 		H(is_sdp(c) == !strcmp(peer, "sdp"), "client over %s, wanted %s",
 		  is_sdp(c) ? "sdp" : "tcp", peer);
+		if (strcmp(peer, "sdp"))
+			check_both_fallback(c, SDP_FB_REJECTED);
 		H(!!(fcntl(c, F_GETFL) & O_NONBLOCK) == !block,
 		  "O_NONBLOCK changed");
 		if (!block)
@@ -576,6 +640,7 @@ static void h_silent_peer(const char *arg)
 	H(err == 0, "connect: %s", strerrorname_np(err) ?: "?");
 	a = accept(l, NULL, NULL);
 	H(a >= 0 && !is_sdp(c), "not a TCP connection");
+	check_both_fallback(c, SDP_FB_UNREACHABLE);
 	ping(c, a);
 	H(ms >= 300 && ms < 3000, "fell back after %lld ms", ms);
 	fprintf(stderr, "silent CM, %s: TCP after %lld ms\n", how, ms);
@@ -655,6 +720,8 @@ static void h_many_connects(const char *arg)
 	for (i = 0; i < MANY_CONNECTS; i++) {
 		H(is_sdp(c[i]) == sdp, "connect %d over %s", i,
 		  is_sdp(c[i]) ? "sdp" : "tcp");
+		if (!sdp)
+			check_both_fallback(c[i], SDP_FB_REJECTED);
 		set_nonblock(c[i], false);
 		H(write(c[i], "m", 1) == 1, "write %d", i);
 	}
@@ -1007,7 +1074,8 @@ static int helper_main(const char *name, const char *arg)
 
 /*
  * Run helper @name with @arg under the library with @rules (NULL: keep
- * the file as it is); @env ("NAME=value" or NULL) is added.  Its output
+ * the file as it is); @env ("NAME=value", several separated by spaces,
+ * or NULL) is added.  Its output
  * goes to @out.  Returns its exit status (-1: killed or not run).
  */
 static void write_rules(const char *rules)
@@ -1037,8 +1105,13 @@ static int helper(const char *rules, const char *env, const char *name,
 		dup2(fd, 2);
 		setenv("LD_PRELOAD", library, 1);
 		setenv("LIBSDP_CONFIG_FILE", RULES, 1);
-		if (env)
-			putenv((char *)env);
+		if (env) {
+			char *vars = strdup(env), *v, *save;
+
+			for (v = strtok_r(vars, " ", &save); v;
+			     v = strtok_r(NULL, " ", &save))
+				putenv(v);
+		}
 		execl(self, self, "--helper", name, arg ? arg : "", NULL);
 		_exit(127);
 	}
@@ -1103,11 +1176,25 @@ static void test_fork_after_accept(void)
 	RUN_HELPER(both_server, NULL, "fork_after_accept", NULL);
 }
 
+/* The module's fallback (the default), then the library's. */
+static const char *const both_modes[] = { NULL, "LIBSDP_KERNEL_FALLBACK=0" };
+
 static void test_connect_both_blocking(void)
 {
-	RUN_HELPER(both_client, NULL, "connect", "block:sdp");
-	RUN_HELPER(NULL, NULL, "connect", "block:tcp");
-	RUN_HELPER(NULL, NULL, "connect", "block:none");
+	long long rejected;
+	size_t m;
+
+	for (m = 0; m < 2; m++) {
+		RUN_HELPER(both_client, both_modes[m], "connect", "block:sdp");
+		rejected = sdp_stat("FallbackRejected");
+		RUN_HELPER(NULL, both_modes[m], "connect", "block:tcp");
+		/* One SDP attempt, the module's, not one of each. */
+		CHECK(sdp_stat("FallbackRejected") - rejected == !m,
+		      "FallbackRejected +%lld with %s",
+		      sdp_stat("FallbackRejected") - rejected,
+		      both_modes[m] ?: "the module's fallback");
+		RUN_HELPER(NULL, both_modes[m], "connect", "block:none");
+	}
 }
 
 static void test_connect_both_nonblocking(void)
@@ -1116,27 +1203,32 @@ static void test_connect_both_nonblocking(void)
 					    "epoll-early" };
 	static const char *const peers[] = { "sdp", "tcp", "none" };
 	char arg[32];
-	size_t i, j;
+	size_t i, j, m;
 
 	write_rules(both_client);
-	for (i = 0; i < 4; i++)
-		for (j = 0; j < 3; j++) {
-			snprintf(arg, sizeof(arg), "%s:%s", ways[i], peers[j]);
-			RUN_HELPER(NULL, NULL, "connect", arg);
-		}
+	for (m = 0; m < 2; m++)
+		for (i = 0; i < 4; i++)
+			for (j = 0; j < 3; j++) {
+				snprintf(arg, sizeof(arg), "%s:%s", ways[i],
+					 peers[j]);
+				RUN_HELPER(NULL, both_modes[m], "connect", arg);
+			}
 }
 
 /*
  * The RDMA CM of the "peer" takes the connect request and never answers
- * (a librdmacm listener that reads no events); the library's SDP attempt
- * must time out on its own clock and fall back.
+ * (a librdmacm listener that reads no events); the SDP attempt must time
+ * out on the library's clock (LIBSDP_CONNECT_TIMEOUT, given to the
+ * module as SDP_TCP_FALLBACK_TIMEOUT, or its own) and fall back.  The
+ * negative cache is off, so that each connect() meets the silent CM.
  */
 static void test_connect_both_silent_cm(void)
 {
 	struct rdma_event_channel *ec = rdma_create_event_channel();
 	struct sockaddr_storage a;
 	struct rdma_cm_id *id;
-	char arg[32];
+	char arg[32], env[96];
+	size_t m;
 	int port;
 
 	CHECK(ec, "rdma_create_event_channel: %s", strerror(errno));
@@ -1148,11 +1240,19 @@ static void test_connect_both_silent_cm(void)
 	CHECK(rdma_listen(id, 4) == 0, "rdma_listen: %s", strerror(errno));
 	port = ntohs(rdma_get_src_port(id));
 
-	snprintf(arg, sizeof(arg), "block:%d", port);
-	RUN_HELPER(both_client, "LIBSDP_CONNECT_TIMEOUT=400", "silent_peer",
-		   arg);
-	snprintf(arg, sizeof(arg), "epoll:%d", port);
-	RUN_HELPER(NULL, "LIBSDP_CONNECT_TIMEOUT=400", "silent_peer", arg);
+	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	write_rules(both_client);
+	for (m = 0; m < 2; m++) {
+		snprintf(env, sizeof(env), "LIBSDP_CONNECT_TIMEOUT=400 %s",
+			 both_modes[m] ?: "");
+		snprintf(arg, sizeof(arg), "block:%d", port);
+		RUN_HELPER(NULL, env, "silent_peer", arg);
+		snprintf(arg, sizeof(arg), "epoll:%d", port);
+		RUN_HELPER(NULL, env, "silent_peer", arg);
+	}
+	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
 
 	/* Reject what came in, then let go. */
 	{
@@ -1178,17 +1278,31 @@ static void test_connect_both_silent_cm(void)
 /* More connects in progress in one epoll set than libsdp keeps on its stack. */
 static void test_connect_both_many_in_epoll(void)
 {
-	RUN_HELPER(both_client, NULL, "many_connects", "tcp");
-	/* 40 SDP connects at once may take the slow guest over 1 s. */
-	RUN_HELPER(NULL, "LIBSDP_CONNECT_TIMEOUT=8000", "many_connects",
-		   "sdp");
+	char env[96];
+	size_t m;
+
+	write_rules(both_client);
+	for (m = 0; m < 2; m++) {
+		RUN_HELPER(NULL, both_modes[m], "many_connects", "tcp");
+		/* 40 SDP connects at once may take the slow guest over 1 s. */
+		snprintf(env, sizeof(env), "LIBSDP_CONNECT_TIMEOUT=8000 %s",
+			 both_modes[m] ?: "");
+		RUN_HELPER(NULL, env, "many_connects", "sdp");
+	}
 }
 
+/*
+ * "sdp" means SDP only, also where net.sdp.tcp_fallback would let the
+ * module fall back: the rules decide.
+ */
 static void test_sdp_rule_means_sdp_only(void)
 {
 	RUN_HELPER("use tcp client * 127.0.0.1:*\n"
 		   "use sdp client * *:*\n"
 		   "use sdp server * 10.55.0.1:*\n", NULL, "sdp_only", NULL);
+	CHECK(write_file(FB_SYSCTL, "1") == 0, "write %s", FB_SYSCTL);
+	RUN_HELPER(NULL, NULL, "sdp_only", NULL);
+	CHECK(write_file(FB_SYSCTL, "0") == 0, "write %s", FB_SYSCTL);
 }
 
 static void test_unselected_sockets_untouched(void)
