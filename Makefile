@@ -98,7 +98,7 @@ tools/bin/%: tools/%.c $(wildcard include/uapi/linux/*.h)
 tools/bin/sdpstat: $(DIAG_PARSE) tools/sdp_diag_parse.h
 tools/bin/sdpstat: LDLIBS += $(DIAG_PARSE)
 
-examples: examples/bin/sdp_hello
+examples: examples/bin/sdp_hello examples/bin/sdp_fallback
 
 examples/bin/%: examples/%.c include/uapi/linux/sdp.h
 	@mkdir -p examples/bin
@@ -172,7 +172,7 @@ libsdp/sdp_run: libsdp/sdp_run.c $(LIBSDP_DEPS)
 tests/bin/sdprules: $(LIBSDP_DEPS)
 tests/bin/sdprules: LDLIBS += -Ilibsdp libsdp/rules.c
 tests/bin/preload: LDLIBS += -lrdmacm -lpthread
-tests/bin/fallback: LDLIBS += -lrdmacm
+tests/bin/fallback: LDLIBS += -lrdmacm -lpthread
 
 deps:
 	scripts/install-deps

@@ -16,10 +16,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/sdp.h>
@@ -873,6 +876,47 @@ static void test_fallback_route_error(void)
 	CHECK(IP("link", "del", "sdpfb2") == 0, "ip link del failed");
 }
 
+/* An RDMA CM listener that takes connection requests and never answers. */
+struct silent_cm {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *id;
+};
+
+/* ... on the test address, any port: the address and port in @addr. */
+static void silent_cm_open(struct silent_cm *s, struct sockaddr_storage *addr)
+{
+	s->ec = rdma_create_event_channel();
+	CHECK(s->ec, "rdma_create_event_channel: %s", strerror(errno));
+	CHECK(rdma_create_id(s->ec, &s->id, NULL, RDMA_PS_TCP) == 0,
+	      "rdma_create_id: %s", strerror(errno));
+	test_sockaddr(addr, 0);
+	CHECK(rdma_bind_addr(s->id, (struct sockaddr *)addr) == 0, "bind: %s",
+	      strerror(errno));
+	CHECK(rdma_listen(s->id, 1024) == 0, "rdma_listen: %s",
+	      strerror(errno));
+	sockaddr_set_port(addr, ntohs(rdma_get_src_port(s->id)));
+}
+
+/* Reject what came in, then let go. */
+static void silent_cm_close(struct silent_cm *s)
+{
+	struct rdma_cm_event *ev;
+
+	fcntl(s->ec->fd, F_SETFL, fcntl(s->ec->fd, F_GETFL) | O_NONBLOCK);
+	while (rdma_get_cm_event(s->ec, &ev) == 0) {
+		struct rdma_cm_id *child = ev->id;
+		bool req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+
+		if (req)
+			rdma_reject(child, NULL, 0);
+		rdma_ack_cm_event(ev);
+		if (req)
+			rdma_destroy_id(child);
+	}
+	rdma_destroy_id(s->id);
+	rdma_destroy_event_channel(s->ec);
+}
+
 /*
  * The RDMA CM listener of the port takes connection requests and never
  * answers (librdmacm's, here).  With fallback on, the SDP attempt gives
@@ -882,23 +926,13 @@ static void test_fallback_route_error(void)
  */
 static void test_fallback_unreachable(void)
 {
-	struct rdma_event_channel *ec = rdma_create_event_channel();
 	struct sockaddr_storage addr;
-	struct rdma_cm_event *ev;
+	struct silent_cm cm;
 	struct stats before;
-	struct rdma_cm_id *id;
-	int l, fd, s, i, port;
+	int l, fd, s, i;
 	long long t0, ms;
 
-	CHECK(ec, "rdma_create_event_channel: %s", strerror(errno));
-	CHECK(rdma_create_id(ec, &id, NULL, RDMA_PS_TCP) == 0,
-	      "rdma_create_id: %s", strerror(errno));
-	test_sockaddr(&addr, 0);
-	CHECK(rdma_bind_addr(id, (struct sockaddr *)&addr) == 0, "bind: %s",
-	      strerror(errno));
-	CHECK(rdma_listen(id, 4) == 0, "rdma_listen: %s", strerror(errno));
-	port = ntohs(rdma_get_src_port(id));
-	sockaddr_set_port(&addr, port);
+	silent_cm_open(&cm, &addr);
 	l = socket(addr.ss_family, SOCK_STREAM, 0);
 	CHECK_OK(bind(l, (struct sockaddr *)&addr, sockaddr_len(&addr)));
 	CHECK_OK(listen(l, 8));
@@ -960,21 +994,369 @@ static void test_fallback_unreachable(void)
 	CHECK(cache_lists(&addr, SDP_FB_UNREACHABLE, true),
 	      "the destination is not in the negative cache");
 
-	/* Reject what came in, then let go. */
-	fcntl(ec->fd, F_SETFL, fcntl(ec->fd, F_GETFL) | O_NONBLOCK);
-	while (rdma_get_cm_event(ec, &ev) == 0) {
-		struct rdma_cm_id *child = ev->id;
-		bool req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
-
-		if (req)
-			rdma_reject(child, NULL, 0);
-		rdma_ack_cm_event(ev);
-		if (req)
-			rdma_destroy_id(child);
-	}
-	rdma_destroy_id(id);
-	rdma_destroy_event_channel(ec);
+	silent_cm_close(&cm);
 	close(l);
+}
+
+/*
+ * examples/sdp_fallback (make demo's listing) makes one connection for
+ * each reason it can reach here and says so: over SDP, rejected, cached,
+ * from a TCP client, to an address without RDMA, to one nobody answers
+ * for (on the test device's network: given up after 300 ms).
+ */
+static void test_fallback_example(void)
+{
+	static const char *const want[] = {
+		"to the SDP listener:                 sdp\n",
+		"to the TCP listener:                 tcp, reason rejected\n",
+		"to the TCP listener again:           tcp, reason cached\n",
+		"accepted by the SDP listener:        sdp\n",
+		"accepted by the SDP listener:        tcp, reason tcp-client\n",
+		"to an address without RDMA:          tcp, reason no-device\n",
+		"to an address nobody answers for:    tcp, reason unreachable\n",
+	};
+	struct sockaddr_storage a;
+	char cmd[256], silent[INET_ADDRSTRLEN], *out, *dot;
+	size_t i;
+	int st;
+
+	test_sockaddr(&a, 0);
+	if (a.ss_family != AF_INET)
+		tap_skip("the example takes IPv4 addresses");
+	inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, silent,
+		  sizeof(silent));
+	dot = strrchr(silent, '.');
+	CHECK(dot && !strcmp(dot, ".1"), "test address %s does not end in .1",
+	      silent);
+	strcpy(dot, ".99");
+	scratch_netdev("sdpfb3", "1500", "10.59.0.1/24", false);
+	snprintf(cmd, sizeof(cmd), "examples/bin/sdp_fallback %s 10.59.0.1 %s",
+		 TEST_ADDR(), silent);
+	out = run_capture(cmd, &st);
+	CHECK(IP("link", "del", "sdpfb3") == 0, "ip link del failed");
+	CHECK(st == 0, "%s: status %d:\n%s", cmd, st, out);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK(strstr(out, want[i]), "no '%.*s' in:\n%s",
+		      (int)strlen(want[i]) - 1, want[i], out);
+	free(out);
+}
+
+/* ---- Races: fallbacks amid closes, shutdowns and second connects ---- */
+
+#define RACE_WORKERS	4
+#define RACE_MS		5000
+#define RACE_ACCEPTED	32
+
+enum { RACE_TCP, RACE_SILENT, RACE_SDP, RACE_NOBODY, RACE_DSTS };
+
+struct race {
+	struct sockaddr_storage dst[RACE_DSTS];
+	int lsn[RACE_NOBODY];		/* a listener for each but NOBODY */
+	pthread_mutex_t lock;		/* keeps slot[]'s descriptors open */
+	int slot[RACE_WORKERS];		/* each worker's socket, or -1 */
+	atomic_bool stop;
+	atomic_bool failed;
+	char why[160];			/* the first failure */
+	atomic_long calls, fallbacks, sdp, early_closes;
+};
+
+/* The errors a call may meet on a socket whose peer may refuse, reset,
+ * never answer, or be shut down by another thread. */
+static bool race_errno_ok(int err)
+{
+	switch (err) {
+	case EINPROGRESS: case EALREADY: case EISCONN: case ECONNREFUSED:
+	case ECONNRESET: case ECONNABORTED: case ETIMEDOUT: case EHOSTUNREACH:
+	case ENETUNREACH: case EAGAIN: case EPIPE: case ENOTCONN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Count call @what's result @ret; a failure if its error is not one of those. */
+static void race_check(struct race *r, const char *what, long ret)
+{
+	int err = errno;
+
+	atomic_fetch_add(&r->calls, 1);
+	if (ret >= 0 || race_errno_ok(err))
+		return;
+	if (!atomic_exchange(&r->failed, true))
+		snprintf(r->why, sizeof(r->why), "%s: %s", what,
+			 strerrorname_np(err) ?: "?");
+}
+
+/* Accepts on every listener and closes, at once (half of them with a
+ * reset) or after RACE_ACCEPTED more: peers that come and go. */
+static void *race_acceptor(void *arg)
+{
+	struct race *r = arg;
+	struct linger lg = { 1, 0 };
+	int kept[RACE_ACCEPTED], n = 0, i, a;
+	struct pollfd p[RACE_NOBODY];
+
+	for (i = 0; i < RACE_ACCEPTED; i++)
+		kept[i] = -1;
+	while (!atomic_load(&r->stop)) {
+		for (i = 0; i < RACE_NOBODY; i++)
+			p[i] = (struct pollfd){ r->lsn[i], POLLIN, 0 };
+		if (poll(p, RACE_NOBODY, 20) <= 0)
+			continue;
+		for (i = 0; i < RACE_NOBODY; i++) {
+			if (!(p[i].revents & POLLIN))
+				continue;
+			a = accept4(r->lsn[i], NULL, NULL, SOCK_NONBLOCK);
+			if (a < 0)
+				continue;
+			if (n & 1) {
+				setsockopt(a, SOL_SOCKET, SO_LINGER, &lg,
+					   sizeof(lg));
+				close(a);
+			} else {
+				if (kept[n % RACE_ACCEPTED] >= 0)
+					close(kept[n % RACE_ACCEPTED]);
+				kept[n % RACE_ACCEPTED] = a;
+			}
+			n++;
+		}
+	}
+	for (i = 0; i < RACE_ACCEPTED; i++)
+		if (kept[i] >= 0)
+			close(kept[i]);
+	return NULL;
+}
+
+/* Another thread's socket, while it is in use: shutdowns and reads of
+ * its state, held open by the lock meanwhile. */
+static void *race_chaos(void *arg)
+{
+	struct race *r = arg;
+	unsigned int seed = 77;
+	struct sdp_info info;
+	socklen_t len;
+	int fd, n;
+
+	while (!atomic_load(&r->stop)) {
+		pthread_mutex_lock(&r->lock);
+		fd = r->slot[rand_r(&seed) % RACE_WORKERS];
+		if (fd >= 0) {
+			switch (rand_r(&seed) % 4) {
+			case 0:
+				race_check(r, "shutdown (other thread)",
+					   shutdown(fd, rand_r(&seed) % 3));
+				break;
+			case 1:
+				len = sizeof(info);
+				race_check(r, "SDP_INFO (other thread)",
+					   getsockopt(fd, SOL_SDP, SDP_INFO,
+						      &info, &len));
+				break;
+			case 2:
+				race_check(r, "FIONREAD (other thread)",
+					   ioctl(fd, FIONREAD, &n));
+				break;
+			default:
+				race_check(r, "poll (other thread)",
+					   poll(&(struct pollfd){ fd, POLLIN |
+							POLLOUT, 0 }, 1, 0));
+				break;
+			}
+		}
+		pthread_mutex_unlock(&r->lock);
+		usleep(200);
+	}
+	return NULL;
+}
+
+struct race_worker {
+	struct race *r;
+	int id;
+};
+
+/*
+ * One worker: SDP sockets with fallback on (a timeout of 1 to 50 ms),
+ * blocking or not, to a random destination, and then at once or a
+ * little later one of: close, a second connect(), data, a shutdown, a
+ * reset.  Every blocking call is bounded by 200 ms socket timeouts.
+ */
+static void *race_worker(void *arg)
+{
+	static const int tmo[] = { 1, 10, 50 };
+	struct race_worker *rw = arg;
+	struct race *r = rw->r;
+	struct timeval tv = { 0, 200000 };
+	struct linger lg = { 1, 0 };
+	unsigned int seed = rw->id * 7919 + 1;
+	struct sdp_info info;
+	char buf[4096] = { 0 };
+	socklen_t len;
+	int fd, d, nb;
+	long ret;
+
+	while (!atomic_load(&r->stop) && !atomic_load(&r->failed)) {
+		nb = rand_r(&seed) & 1;
+		fd = socket(AF_INET_SDP, SOCK_STREAM | (nb ? SOCK_NONBLOCK : 0),
+			    0);
+		if (fd < 0) {
+			race_check(r, "socket", -1);
+			if (errno == EMFILE || errno == ENFILE)
+				break;
+			continue;
+		}
+		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &(int){ 1 },
+			   sizeof(int));
+		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT,
+			   &tmo[rand_r(&seed) % 3], sizeof(int));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		pthread_mutex_lock(&r->lock);
+		r->slot[rw->id] = fd;
+		pthread_mutex_unlock(&r->lock);
+
+		d = rand_r(&seed) % RACE_DSTS;
+		race_check(r, "connect", connect(fd, (void *)&r->dst[d],
+						 sockaddr_len(&r->dst[d])));
+		switch (rand_r(&seed) % 6) {
+		case 0:		/* close during the attempt */
+			atomic_fetch_add(&r->early_closes, 1);
+			break;
+		case 1:		/* data, once writable */
+			poll(&(struct pollfd){ fd, POLLOUT, 0 }, 1,
+			     rand_r(&seed) % 100);
+			ret = send(fd, buf, sizeof(buf),
+				   MSG_DONTWAIT | MSG_NOSIGNAL);
+			race_check(r, "send", ret);
+			race_check(r, "recv", recv(fd, buf, sizeof(buf),
+						   MSG_DONTWAIT));
+			break;
+		case 2:		/* connect() again, during or after */
+			usleep(rand_r(&seed) % 20000);
+			race_check(r, "second connect",
+				   connect(fd, (void *)&r->dst[d],
+					   sockaddr_len(&r->dst[d])));
+			break;
+		case 3:
+			race_check(r, "shutdown",
+				   shutdown(fd, rand_r(&seed) % 3));
+			break;
+		case 4:		/* wait for the outcome; count it */
+			poll(&(struct pollfd){ fd, POLLOUT, 0 }, 1, 300);
+			len = sizeof(info);
+			race_check(r, "SDP_INFO",
+				   getsockopt(fd, SOL_SDP, SDP_INFO, &info,
+					      &len));
+			if (info.sdpi_transport == SDP_TRANSPORT_TCP)
+				atomic_fetch_add(&r->fallbacks, 1);
+			else if (d == RACE_SDP)
+				atomic_fetch_add(&r->sdp, 1);
+			break;
+		default:	/* a reset */
+			usleep(rand_r(&seed) % 20000);
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			break;
+		}
+		pthread_mutex_lock(&r->lock);
+		r->slot[rw->id] = -1;
+		close(fd);
+		pthread_mutex_unlock(&r->lock);
+	}
+	return NULL;
+}
+
+/*
+ * Fallbacks racing everything else a program may do to the socket: for
+ * RACE_MS, workers make connects with fallback on to a TCP-only
+ * listener (rejected), to a port whose RDMA CM never answers (given up
+ * after 1 to 50 ms: unreachable), to an SDP listener with fallback on
+ * (SDP) and to a port nobody has (refused by both), and close, reset,
+ * shut down or connect again at once or a little later, while another
+ * thread shuts the same sockets down and reads their state.  The
+ * negative cache is off, so that every connect() makes its SDP attempt.
+ * Every call returns (bounded), with an error TCP could give; fallbacks
+ * happened; afterwards no socket, CM id or QP is left.
+ */
+static void test_fallback_races(void)
+{
+	struct race_worker rw[RACE_WORKERS];
+	pthread_t wt[RACE_WORKERS], at, ct;
+	struct stats before, after;
+	struct rdma_res base, now;
+	struct silent_cm cm;
+	struct race r = { 0 };
+	char b[64], b0[64];
+	int i, l;
+
+	CHECK(rdma_res_read(&base) == 0, "rdma resource show");
+	pthread_mutex_init(&r.lock, NULL);
+	for (i = 0; i < RACE_WORKERS; i++)
+		r.slot[i] = -1;
+	r.lsn[RACE_TCP] = tcp_listener(&r.dst[RACE_TCP]);
+	/* The silent RDMA CM, and TCP on its port. */
+	silent_cm_open(&cm, &r.dst[RACE_SILENT]);
+	l = socket(r.dst[RACE_SILENT].ss_family, SOCK_STREAM, 0);
+	CHECK_OK(bind(l, (struct sockaddr *)&r.dst[RACE_SILENT],
+		      sockaddr_len(&r.dst[RACE_SILENT])));
+	CHECK_OK(listen(l, 64));
+	r.lsn[RACE_SILENT] = l;
+	/* SDP, with fallback on: TCP on its port too. */
+	l = sdp_socket(1, 0);
+	test_sockaddr(&r.dst[RACE_SDP], 0);
+	CHECK_OK(bind(l, (struct sockaddr *)&r.dst[RACE_SDP],
+		      sockaddr_len(&r.dst[RACE_SDP])));
+	CHECK_OK(listen(l, 64));
+	local_addr(l, &r.dst[RACE_SDP]);
+	r.lsn[RACE_SDP] = l;
+	/* Nobody: a port just let go of. */
+	l = tcp_listener(&r.dst[RACE_NOBODY]);
+	close(l);
+
+	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	stats_read(&before);
+	CHECK(pthread_create(&at, NULL, race_acceptor, &r) == 0, "thread");
+	CHECK(pthread_create(&ct, NULL, race_chaos, &r) == 0, "thread");
+	for (i = 0; i < RACE_WORKERS; i++) {
+		rw[i] = (struct race_worker){ &r, i };
+		CHECK(pthread_create(&wt[i], NULL, race_worker, &rw[i]) == 0,
+		      "thread");
+	}
+	sleep_ms_poll(RACE_MS);
+	atomic_store(&r.stop, true);
+	for (i = 0; i < RACE_WORKERS; i++)
+		CHECK(join_ms(wt[i], 30000) == 0,
+		      "worker %d did not return within 30 s", i);
+	CHECK(join_ms(ct, 30000) == 0 && join_ms(at, 30000) == 0,
+	      "a helper thread did not return within 30 s");
+	stats_read(&after);
+	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	tap_diag("%ld calls, %ld fallbacks and %ld SDP connections seen, %ld closes during the attempt; FallbackRejected +%lld, FallbackUnreachable +%lld, FallbackTcpClient +%lld",
+		 atomic_load(&r.calls), atomic_load(&r.fallbacks),
+		 atomic_load(&r.sdp), atomic_load(&r.early_closes),
+		 stat_of(&after, "FallbackRejected") -
+		 stat_of(&before, "FallbackRejected"),
+		 stat_of(&after, "FallbackUnreachable") -
+		 stat_of(&before, "FallbackUnreachable"),
+		 stat_of(&after, "FallbackTcpClient") -
+		 stat_of(&before, "FallbackTcpClient"));
+	CHECK(!atomic_load(&r.failed), "%s", r.why);
+	CHECK(atomic_load(&r.fallbacks) > 0 && atomic_load(&r.sdp) > 0 &&
+	      atomic_load(&r.early_closes) > 0, "the races did not happen");
+	CHECK(stat_of(&after, "FallbackRejected") >
+	      stat_of(&before, "FallbackRejected") &&
+	      stat_of(&after, "FallbackUnreachable") >
+	      stat_of(&before, "FallbackUnreachable"),
+	      "no fallback for a rejection or for no answer");
+
+	for (i = 0; i < RACE_NOBODY; i++)
+		close(r.lsn[i]);
+	silent_cm_close(&cm);
+	wait_no_sockets();
+	CHECK(rdma_res_wait(&base, &now, 30000),
+	      "RDMA resources after the races: %s, before: %s",
+	      rdma_res_str(&now, b, sizeof(b)),
+	      rdma_res_str(&base, b0, sizeof(b0)));
 }
 
 static const struct tap_test tests[] = {
@@ -994,6 +1376,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_addr_error),
 	TAP_TEST(test_fallback_route_error),
 	TAP_TEST(test_fallback_unreachable),
+	TAP_TEST(test_fallback_example),
+	TAP_TEST(test_fallback_races),
 };
 
 TAP_MAIN(tests)
