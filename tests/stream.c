@@ -2819,11 +2819,16 @@ static void *fd_reader(void *arg)
  * small segment is unacknowledged.  Before, a device that completes a
  * send as it is posted (Soft-RoCE on 6.1) left nothing in flight to
  * hold a write behind: most writes went as a message of their own
- * (about 2300 of 4000), each costing the sender a whole send.
+ * (about 2300 of 4000), each costing the sender a whole send.  SDP must
+ * use at most one message per 8 writes.  A TCP socket (the reference, or
+ * a socket fallen back to TCP) is held to TCP's Nagle only: its count
+ * follows the timing of its ACKs (26 to 94 segments on the host, up to
+ * 636 seen in the emulated guest), but without Nagle each write would be
+ * a segment, so at most one per 2 writes.
  */
 static void test_small_writes_reader_active(void)
 {
-	const int n = 4000, size = 64;
+	const int n = 4000, size = 64, per = test_is_sdp() ? 8 : 2;
 	struct fd_dir d = { .seed = 53, .total = (size_t)n * size };
 	unsigned int msgs;
 	char buf[64];
@@ -2843,7 +2848,7 @@ static void test_small_writes_reader_active(void)
 	msgs = data_msgs_in(s);
 	tap_diag("%d writes of %d bytes arrived in %u messages", n, size,
 		 msgs);
-	CHECK(msgs > 0 && msgs <= (unsigned int)n / 8,
+	CHECK(msgs > 0 && msgs <= (unsigned int)(n / per),
 	      "%d small writes took %u messages", n, msgs);
 	close(s);
 	close(c);
