@@ -69,6 +69,25 @@ static void rebind(int fd, int sfd)
 		       ADDRSTR(&ss, len), strerror(errno));
 }
 
+/*
+ * @fd's entry, still a candidate, with the table locked (*@old); else
+ * NULL with the table unlocked, @sfd closed and errno EBADF (the
+ * program closed or reused @fd meanwhile).
+ */
+static struct fdent *lock_cand(int fd, int sfd, sigset_t *old)
+{
+	struct fdent *e;
+
+	lock_tab(old);
+	e = get(fd);
+	if (e && e->kind == FD_CAND)
+		return e;
+	unlock_tab(old);
+	real.close(sfd);
+	errno = EBADF;
+	return NULL;
+}
+
 static const char *const fb_reasons[] = {
 	[SDP_FB_NO_DEVICE] = "no-device",
 	[SDP_FB_ADDR_ERROR] = "addr-error",
@@ -131,14 +150,9 @@ static int connect_kernel_fb(int fd, int sfd, const struct sockaddr *addr,
 	    real.setsockopt(sfd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT, &ms,
 			    sizeof(ms)) < 0)
 		return 1;
-	lock_tab(&old);
-	e = get(fd);
-	if (!e || e->kind != FD_CAND) {
-		unlock_tab(&old);
-		real.close(sfd);
-		errno = EBADF;
+	e = lock_cand(fd, sfd, &old);
+	if (!e)
 		return -1;
-	}
 	if (install(fd, e, sfd) < 0) {
 		unlock_tab(&old);
 		forget(fd);
@@ -176,14 +190,9 @@ static int connect_both(int fd, const struct sockaddr *addr, socklen_t len)
 		       ADDRSTR(addr, len), strerrorname_np(err));
 		goto tcp;
 	}
-	lock_tab(&old);
-	e = get(fd);
-	if (!e || e->kind != FD_CAND) {
-		unlock_tab(&old);
-		real.close(sfd);
-		errno = EBADF;
+	e = lock_cand(fd, sfd, &old);
+	if (!e)
 		return -1;
-	}
 	if (ret == 0) {
 		if (install(fd, e, sfd) < 0) {
 			unlock_tab(&old);
