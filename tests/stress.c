@@ -140,6 +140,8 @@
 #define FILL		0xa5		/* every byte the test sends */
 #define MAX_FAILS	16
 #define MAX_LISTENERS	6
+/* SDP_TCP_FALLBACK_TIMEOUT's largest value (sdp(7)). */
+#define SDP_FB_TIMEOUT_MAX	600000
 #define DRAIN_MS	60000		/* sockets and RDMA resources drain */
 #define UNLOAD_MS	30000
 #define FIN_TIMEOUT	"5"		/* net.sdp.fin_timeout during the storm */
@@ -1614,7 +1616,7 @@ static void op_sockopt(struct worker *w)
 	static const socklen_t lens[] = { 0, 1, 2, 4, 4, 4, 8, 16, 64, 256 };
 	int fd, level, name, err, lp = rnd(w, 10);
 	socklen_t len = sizeof(int), given;
-	bool set = chance(w, 50), badptr = false, exact, known;
+	bool set = chance(w, 50), badptr = false, exact, known, refused;
 	void *ptr = &val;
 	socklen_t *lenp = &len;
 	const char *what;
@@ -1734,7 +1736,8 @@ static void op_sockopt(struct worker *w)
 	/*
 	 * SDP's own levels (sdp.rst, Socket options): at SOL_TCP the names
 	 * of sdp_tcp_name(), SOL_SDP SDP_ZCOPY_THRESH (negative: EINVAL),
-	 * SDP_TCP_FALLBACK (set to 0 here) and SDP_INFO (read only), SOL_IP IP_TOS, SOL_IPV6 IPV6_V6ONLY and
+	 * SDP_TCP_FALLBACK (set to 0 here), SDP_TCP_FALLBACK_TIMEOUT (0 to
+	 * 600000, else EINVAL) and SDP_INFO (read only), SOL_IP IP_TOS, SOL_IPV6 IPV6_V6ONLY and
 	 * IPV6_TCLASS; other names ENOPROTOOPT; other levels ENOPROTOOPT.  With an int-sized length and good pointers the
 	 * answer is exact for TCP_NODELAY, TCP_CORK and SOL_SDP; the other
 	 * TCP names check their values as TCP does (sdp.rst), so a random
@@ -1747,6 +1750,7 @@ static void op_sockopt(struct worker *w)
 	known = level == SOL_TCP ? sdp_tcp_name(name, set) :
 		level == SOL_SDP ? (name == SDP_ZCOPY_THRESH ||
 				    name == SDP_TCP_FALLBACK ||
+				    name == SDP_TCP_FALLBACK_TIMEOUT ||
 				    (!set && name == SDP_INFO)) :
 		level == SOL_IP ? name == IP_TOS :
 		level == SOL_IPV6 && (name == IPV6_V6ONLY ||
@@ -1788,9 +1792,11 @@ static void op_sockopt(struct worker *w)
 		}
 		return;
 	}
+	refused = set && level == SOL_SDP &&
+		  (val.i < 0 || (name == SDP_TCP_FALLBACK_TIMEOUT &&
+				 val.i > SDP_FB_TIMEOUT_MAX));
 	if (r < 0) {
-		int due = !known ? ENOPROTOOPT :
-			  (set && level == SOL_SDP && val.i < 0) ? EINVAL : 0;
+		int due = !known ? ENOPROTOOPT : refused ? EINVAL : 0;
 
 		if (err == EBADF)
 			return;
@@ -1808,7 +1814,7 @@ static void op_sockopt(struct worker *w)
 		return;
 	}
 	/* Succeeded: only the known names, and values that make sense. */
-	if (!known || (set && level == SOL_SDP && val.i < 0)) {
+	if (!known || refused) {
 		failf(w, "%s on fd %d succeeded", w->desc, fd);
 		return;
 	}
@@ -1823,6 +1829,10 @@ static void op_sockopt(struct worker *w)
 		failf(w, "%s on fd %d gave %d", w->desc, fd, val.i);
 	else if (level == SOL_SDP && name == SDP_TCP_FALLBACK &&
 		 len == sizeof(int) && val.i)
+		failf(w, "%s on fd %d gave %d", w->desc, fd, val.i);
+	else if (level == SOL_SDP && name == SDP_TCP_FALLBACK_TIMEOUT &&
+		 len == sizeof(int) &&
+		 (val.i < 0 || val.i > SDP_FB_TIMEOUT_MAX))
 		failf(w, "%s on fd %d gave %d", w->desc, fd, val.i);
 }
 
