@@ -807,8 +807,8 @@ static void check_reason_at(const char *ip, unsigned int why,
  */
 static void test_fallback_no_device(void)
 {
-	scratch_netdev("sdpfb0", "1500", "10.56.0.1/24", false);
-	check_reason_at("10.56.0.1", SDP_FB_NO_DEVICE, "FallbackNoDevice");
+	scratch_netdev("sdpfb0", "1500", "10.66.0.1/24", false);
+	check_reason_at("10.66.0.1", SDP_FB_NO_DEVICE, "FallbackNoDevice");
 	CHECK(IP("link", "del", "sdpfb0") == 0, "ip link del failed");
 }
 
@@ -825,8 +825,8 @@ static void test_fallback_addr_error(void)
 	char old[16] = "";
 	int fd, tcp, tcp_err;
 
-	scratch_netdev("sdpfb1", "1500", "10.57.0.1/24", true);
-	CHECK(make_sockaddr(&addr, "10.57.0.2", 9), "address");
+	scratch_netdev("sdpfb1", "1500", "10.67.0.1/24", true);
+	CHECK(make_sockaddr(&addr, "10.67.0.2", 9), "address");
 	CHECK(read_file(RESOLVE_SYSCTL, old, sizeof(old)) == 0, "read %s",
 	      RESOLVE_SYSCTL);
 	CHECK(write_file(RESOLVE_SYSCTL, "300") == 0, "write %s",
@@ -866,11 +866,11 @@ static void test_fallback_addr_error(void)
  */
 static void test_fallback_route_error(void)
 {
-	scratch_netdev("sdpfb2", "300", "10.58.0.1/24", false);
+	scratch_netdev("sdpfb2", "300", "10.68.0.1/24", false);
 	CHECK(run((const char *const[]){ "rdma", "link", "add", "sdpfbrxe",
 					 "type", "rxe", "netdev", "sdpfb2",
 					 NULL }) == 0, "rdma link add failed");
-	check_reason_at("10.58.0.1", SDP_FB_ROUTE_ERROR, "FallbackRouteError");
+	check_reason_at("10.68.0.1", SDP_FB_ROUTE_ERROR, "FallbackRouteError");
 	CHECK(run((const char *const[]){ "rdma", "link", "delete", "sdpfbrxe",
 					 NULL }) == 0, "rdma link delete failed");
 	CHECK(IP("link", "del", "sdpfb2") == 0, "ip link del failed");
@@ -1029,8 +1029,8 @@ static void test_fallback_example(void)
 	CHECK(dot && !strcmp(dot, ".1"), "test address %s does not end in .1",
 	      silent);
 	strcpy(dot, ".99");
-	scratch_netdev("sdpfb3", "1500", "10.59.0.1/24", false);
-	snprintf(cmd, sizeof(cmd), "examples/bin/sdp_fallback %s 10.59.0.1 %s",
+	scratch_netdev("sdpfb3", "1500", "10.69.0.1/24", false);
+	snprintf(cmd, sizeof(cmd), "examples/bin/sdp_fallback %s 10.69.0.1 %s",
 		 TEST_ADDR(), silent);
 	out = run_capture(cmd, &st);
 	CHECK(IP("link", "del", "sdpfb3") == 0, "ip link del failed");
