@@ -514,6 +514,8 @@ struct sdp_ka {
  * @fb_err: @fb's error when last looked at; under @lock
  * @fb_err_copied: the error of @fb copied to sk_err and not yet read
  *	(through SO_ERROR, or a call @fb answered), or 0; under @lock
+ * @fb_urg_seq: the sequence number of @fb's last urgent byte SIGURG was
+ *	sent for (@fb_urg_sent); under @fb's socket lock (its data_ready)
  * @fb_ops: @fb's own callbacks (enum sdp_fb_ev), which ours call on
  *	(for a listener, @fb_lsn's data_ready); under its sk_callback_lock
  * @zc_tx: our advertisement (send side)
@@ -617,6 +619,8 @@ struct sdp_sock {
 	unsigned long fb_deadline;
 	int fb_err;
 	int fb_err_copied;
+	u32 fb_urg_seq;
+	bool fb_urg_sent;
 	struct sdp_fb_cb fb_ops[SDP_FB_EV_MAX];
 	struct sdp_zc_tx zc_tx;
 	struct sdp_zc_rx zc_rx;

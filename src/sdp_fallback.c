@@ -383,6 +383,23 @@ static struct sdp_sock *sdp_fb_user(const struct sock *tsk)
  * socket's waiters are woken; then TCP's own callback runs.  Nothing but
  * that once the SDP socket let go (sk_user_data NULL).
  */
+/*
+ * Urgent data came: TCP signals the owner of its socket's file, which
+ * our kernel TCP socket has not; ours has (F_SETOWN): SIGURG to it, once
+ * per urgent byte.  From @tsk's data_ready, under its socket lock.
+ */
+static void sdp_fb_urg(struct sdp_sock *ssk, struct sock *tsk)
+{
+	const struct tcp_sock *tp = tcp_sk(tsk);
+
+	if (!(READ_ONCE(tp->urg_data) & TCP_URG_VALID) ||
+	    (ssk->fb_urg_sent && ssk->fb_urg_seq == READ_ONCE(tp->urg_seq)))
+		return;
+	ssk->fb_urg_seq = READ_ONCE(tp->urg_seq);
+	ssk->fb_urg_sent = true;
+	sk_send_sigurg(&ssk->sk);
+}
+
 static void sdp_fb_event(struct sock *tsk, enum sdp_fb_ev ev)
 {
 	void (*orig)(struct sock *sk) = NULL;
@@ -404,6 +421,7 @@ static void sdp_fb_event(struct sock *tsk, enum sdp_fb_ev ev)
 		break;
 	case SDP_FB_EV_DATA:
 		sdp_fb_mirror(ssk, tsk);
+		sdp_fb_urg(ssk, tsk);
 		sk->sk_data_ready(sk);
 		break;
 	case SDP_FB_EV_SPACE:

@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -716,6 +717,58 @@ static void test_fallback_error_once(void)
 	close(l);
 }
 
+static volatile sig_atomic_t sigurgs;
+
+static void on_sigurg(int sig)
+{
+	(void)sig;
+	sigurgs++;
+}
+
+static bool got_sigurg(void *arg)
+{
+	(void)arg;
+	return sigurgs > 0;
+}
+
+/*
+ * Urgent data on a fallen-back socket: POLLPRI, the byte by MSG_OOB, and
+ * SIGURG to the socket's owner (F_SETOWN), once per urgent byte, as on
+ * TCP; none without an owner.
+ */
+static void test_fallback_sigurg(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigurg }, old;
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
+	char ch = 0;
+
+	CHECK_OK(sigaction(SIGURG, &sa, &old));
+	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, SDP_FB_REJECTED);
+	sigurgs = 0;
+	CHECK(send(s, "A", 1, MSG_OOB) == 1, "send(MSG_OOB): %s",
+	      strerror(errno));
+	CHECK(wait_fd(fd, POLLPRI, WAIT_MS) & POLLPRI, "no POLLPRI");
+	CHECK(recv(fd, &ch, 1, MSG_OOB) == 1 && ch == 'A', "read %#x", ch);
+	CHECK(sigurgs == 0, "SIGURG without an owner");
+	CHECK_OK(fcntl(fd, F_SETOWN, getpid()));
+	CHECK(send(s, "B", 1, MSG_OOB) == 1, "send(MSG_OOB): %s",
+	      strerror(errno));
+	CHECK(wait_until(got_sigurg, NULL, WAIT_MS), "no SIGURG");
+	CHECK(recv(fd, &ch, 1, MSG_OOB) == 1 && ch == 'B', "read %#x", ch);
+	/* Ordinary data after it: no second signal for the same byte. */
+	CHECK(send(s, "xyz", 3, 0) == 3, "send: %s", strerror(errno));
+	CHECK(wait_fd(fd, POLLIN, WAIT_MS) & POLLIN, "no POLLIN");
+	sleep_ms_poll(100);
+	CHECK(sigurgs == 1, "%d SIGURGs for one urgent byte", (int)sigurgs);
+	CHECK_OK(sigaction(SIGURG, &old, NULL));
+	close(s);
+	close(fd);
+	close(l);
+}
+
 /* ---- The other reasons: a scratch device, a silent RDMA CM ---- */
 
 /* "ip ARGS...": its exit status. */
@@ -1372,6 +1425,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_tcp_client),
 	TAP_TEST(test_fallback_cache),
 	TAP_TEST(test_fallback_error_once),
+	TAP_TEST(test_fallback_sigurg),
 	TAP_TEST(test_fallback_no_device),
 	TAP_TEST(test_fallback_addr_error),
 	TAP_TEST(test_fallback_route_error),
