@@ -95,7 +95,7 @@ tools/bin/%: tools/%.c $(wildcard include/uapi/linux/*.h)
 	@mkdir -p tools/bin
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS)
 
-tools/bin/sdpstat: $(DIAG_PARSE) tools/sdp_diag_parse.h
+tools/bin/sdpstat: $(DIAG_PARSE) tools/sdp_diag_parse.h tools/sdp_names.h
 tools/bin/sdpstat: LDLIBS += $(DIAG_PARSE)
 
 examples: examples/bin/sdp_hello examples/bin/sdp_fallback
@@ -150,8 +150,9 @@ unit: tests/bin/unit
 # make install installs them with the rest.
 PREFIX ?= /usr/local
 LIBSDP_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
-	-Iinclude/uapi -Ilibsdp
-LIBSDP_DEPS := libsdp/rules.c libsdp/rules.h include/uapi/linux/sdp.h
+	-Iinclude/uapi -Ilibsdp -Itools
+LIBSDP_DEPS := libsdp/rules.c libsdp/rules.h include/uapi/linux/sdp.h \
+	tools/sdp_names.h
 
 libsdp: libsdp/libsdp.so libsdp/sdp_run
 

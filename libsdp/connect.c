@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "libsdp_int.h"
+#include "sdp_names.h"
 
 /* -------------------------------------------------------------------- */
 /* connect                                                              */
@@ -88,23 +89,12 @@ static struct fdent *lock_cand(int fd, int sfd, sigset_t *old)
 	return NULL;
 }
 
-static const char *const fb_reasons[] = {
-	[SDP_FB_NO_DEVICE] = "no-device",
-	[SDP_FB_ADDR_ERROR] = "addr-error",
-	[SDP_FB_ROUTE_ERROR] = "route-error",
-	[SDP_FB_UNREACHABLE] = "unreachable",
-	[SDP_FB_REJECTED] = "rejected",
-	[SDP_FB_TCP_CLIENT] = "tcp-client",
-	[SDP_FB_CACHED] = "cached",
-};
-
 /* Log the outcome @ret of a connect() the module may fall back for. */
 static void log_kernel_fb(int fd, const struct sockaddr *addr, socklen_t len,
 			  int ret)
 {
 	struct sdp_info info = { 0 };
 	socklen_t il = sizeof(info);
-	unsigned int why;
 	int err = errno;
 
 	if (SDP_LOG_SUMMARY < cfg.log_level)
@@ -117,11 +107,9 @@ static void log_kernel_fb(int fd, const struct sockaddr *addr, socklen_t len,
 		       ADDRSTR(addr, len), strerror(err));
 	} else if (real.getsockopt(fd, SOL_SDP, SDP_INFO, &info, &il) == 0 &&
 		   info.sdpi_transport == SDP_TRANSPORT_TCP) {
-		why = info.sdpi_fallback_reason;
 		logmsg(SDP_LOG_SUMMARY, "connect %s: tcp (kernel fallback: %s)",
 		       ADDRSTR(addr, len),
-		       why < sizeof(fb_reasons) / sizeof(fb_reasons[0]) &&
-		       fb_reasons[why] ? fb_reasons[why] : "?");
+		       sdp_fallback_reason_name(info.sdpi_fallback_reason));
 	} else {
 		logmsg(SDP_LOG_SUMMARY, "connect %s: sdp", ADDRSTR(addr, len));
 	}

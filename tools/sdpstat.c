@@ -27,6 +27,7 @@
 #include <linux/sdp_diag.h>
 
 #include "sdp_diag_parse.h"
+#include "sdp_names.h"
 
 /* TCP states, numbered as in the kernel (include/net/tcp_states.h). */
 enum {
@@ -56,17 +57,6 @@ static const struct {
 	[ST_CLOSING] = { "CLOSING", "closing" },
 };
 
-static const char *const fallback_reasons[] = {
-	[SDP_FB_NONE] = "-",
-	[SDP_FB_NO_DEVICE] = "no-device",
-	[SDP_FB_ADDR_ERROR] = "addr-error",
-	[SDP_FB_ROUTE_ERROR] = "route-error",
-	[SDP_FB_UNREACHABLE] = "unreachable",
-	[SDP_FB_REJECTED] = "rejected",
-	[SDP_FB_TCP_CLIENT] = "tcp-client",
-	[SDP_FB_CACHED] = "cached",
-};
-
 /* "sdp", or "tcp:REASON" for a socket that fell back to TCP. */
 static const char *transport_of(const struct sdp_diag_conn *c, char *buf,
 				size_t size)
@@ -74,10 +64,7 @@ static const char *transport_of(const struct sdp_diag_conn *c, char *buf,
 	if (!c || c->transport != SDP_TRANSPORT_TCP)
 		return "sdp";
 	snprintf(buf, size, "tcp:%s",
-		 c->fallback_reason < sizeof(fallback_reasons) /
-				      sizeof(fallback_reasons[0]) &&
-		 fallback_reasons[c->fallback_reason] ?
-		 fallback_reasons[c->fallback_reason] : "?");
+		 sdp_fallback_reason_name(c->fallback_reason));
 	return buf;
 }
 
