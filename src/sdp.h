@@ -256,6 +256,9 @@ enum {
 				 */
 };
 
+/* TCP_CA_NAME_MAX: a TCP_CONGESTION name with its NUL (sdp_sockopt.c) */
+#define SDP_CA_NAME_MAX	16
+
 /**
  * struct sdp_tcp_opts - TCP options a program set (sdp_sockopt.c)
  * @maxseg: TCP_MAXSEG (0: not set)
@@ -278,6 +281,8 @@ enum {
  * @tos: IP_TOS, the type of service of a connection to an IPv4 address
  * @tclass: IPV6_TCLASS, the same to an IPv6 one
  * @v6only: IPV6_V6ONLY (from net.ipv6.bindv6only)
+ * @congestion: TCP_CONGESTION's name as set ("" if not): no effect on
+ *	SDP, given to the TCP socket of a fallback
  *
  * Under lock_sock().  @notsent_lowat and the keepalive values and
  * @user_timeout change what SDP does (the timer of sdp_keepalive.c reads
@@ -300,6 +305,7 @@ struct sdp_tcp_opts {
 	u8 tos;
 	u8 tclass;
 	bool v6only;
+	char congestion[SDP_CA_NAME_MAX];
 };
 
 /**

@@ -39,6 +39,7 @@
  * takes the TCP socket's; the TCP callbacks (TCP's socket lock or
  * bh_lock_sock held) take sk_callback_lock, then sdp_sock::lock.
  */
+#include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/proc_fs.h>
@@ -562,6 +563,31 @@ static void sdp_fb_opt(struct socket *fb, int level, int name, int val)
 				    level, name, err);
 }
 
+/*
+ * TCP_CONGESTION as set on the SDP socket, if it was, with the rights of
+ * the socket's opener: TCP lets only CAP_NET_ADMIN choose an algorithm
+ * outside net.ipv4.tcp_allowed_congestion_control, and a fallback may run
+ * in a kernel worker, which has every capability.
+ */
+static void sdp_fb_congestion(struct sdp_sock *ssk, struct socket *fb)
+{
+	struct socket *sock = ssk->sk.sk_socket;
+	char name[SDP_CA_NAME_MAX];
+	const struct cred *old;
+	int err;
+
+	memcpy(name, ssk->tcp.congestion, sizeof(name));
+	if (!name[0] || !sock || !sock->file)
+		return;
+	old = override_creds(sock->file->f_cred);
+	err = fb->ops->setsockopt(fb, SOL_TCP, TCP_CONGESTION,
+				  KERNEL_SOCKPTR(name), strlen(name));
+	revert_creds(old);
+	if (err)
+		net_dbg_ratelimited("TCP fallback: congestion control %s not taken: %d\n",
+				    name, err);
+}
+
 /* What the SDP socket was told before it fell back, for the TCP socket. */
 static void sdp_fb_copy_opts(struct sdp_sock *ssk, struct socket *fb)
 {
@@ -602,6 +628,7 @@ static void sdp_fb_copy_opts(struct sdp_sock *ssk, struct socket *fb)
 		sdp_fb_opt(fb, SOL_TCP, TCP_INQ, 1);
 	if (t->quickack_off)
 		sdp_fb_opt(fb, SOL_TCP, TCP_QUICKACK, 0);
+	sdp_fb_congestion(ssk, fb);
 	if (tsk->sk_family == AF_INET && t->tos)
 		sdp_fb_opt(fb, SOL_IP, IP_TOS, t->tos);
 	if (tsk->sk_family == AF_INET6 && t->tclass)

@@ -19,7 +19,8 @@
  *                              bounds those not yet sent (sdp_tx.c);
  *   TCP_CONGESTION             reads "sdp" (credit-based flow control,
  *                              no congestion control); a name set is
- *                              accepted and has no effect;
+ *                              accepted and has no effect on SDP (a
+ *                              fallback's TCP socket gets it);
  *   TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_USER_TIMEOUT
  *                              dead-peer detection (sdp_keepalive.c);
  *   TCP_INQ                    receives carry the bytes left to read
@@ -49,6 +50,7 @@
 #define SDP_HDR			sizeof(struct sdp_bsdh)
 /* What TCP_CONGESTION reads: no TCP congestion control runs. */
 static const char sdp_congestion_name[TCP_CA_NAME_MAX] = "sdp";
+static_assert(SDP_CA_NAME_MAX == TCP_CA_NAME_MAX);
 
 /* Payload bytes of one message: what TCP_MAXSEG and TCP_INFO report. */
 static u32 sdp_payload_size(const struct sdp_sock *ssk)
@@ -94,9 +96,14 @@ static int sdp_retrans_to_secs(u8 retrans)
 	return period;
 }
 
-static int sdp_set_congestion(sockptr_t optval, unsigned int optlen)
+/*
+ * TCP_CONGESTION: accepted, no congestion control to choose; the name is
+ * kept for the TCP socket of a fallback (sdp_fallback.c).
+ */
+static int sdp_set_congestion(struct sdp_sock *ssk, sockptr_t optval,
+			      unsigned int optlen)
 {
-	char name[TCP_CA_NAME_MAX];
+	char name[TCP_CA_NAME_MAX] = "";
 	long n;
 
 	if (optlen < 1)
@@ -105,7 +112,11 @@ static int sdp_set_congestion(sockptr_t optval, unsigned int optlen)
 				 min_t(long, TCP_CA_NAME_MAX - 1, optlen));
 	if (n < 0)
 		return -EFAULT;
-	return 0;	/* accepted, no congestion control to choose */
+	name[n] = '\0';
+	lock_sock(&ssk->sk);
+	strscpy(ssk->tcp.congestion, name, sizeof(ssk->tcp.congestion));
+	release_sock(&ssk->sk);
+	return 0;
 }
 
 /* TCP's range check: @val into *@field if @lo <= @val <= @hi. */
@@ -244,7 +255,7 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	if (level != SOL_TCP && level != SOL_SDP)
 		return -ENOPROTOOPT;
 	if (level == SOL_TCP && optname == TCP_CONGESTION)
-		return sdp_set_congestion(optval, optlen);
+		return sdp_set_congestion(ssk, optval, optlen);
 	if (optlen < sizeof(int))
 		return -EINVAL;
 	if (copy_from_sockptr(&val, optval, sizeof(val)))

@@ -328,7 +328,8 @@ static void test_fallback_not_needed(void)
 
 /*
  * Options set before the fallback hold after it (TCP_NODELAY,
- * SO_RCVTIMEO), options set after it reach TCP (TCP_KEEPIDLE read back),
+ * TCP_CONGESTION, SO_RCVTIMEO), options set after it reach TCP
+ * (TCP_KEEPIDLE read back),
  * shutdown() half-closes, and a close() with unread data resets the
  * peer, as on TCP.
  */
@@ -337,10 +338,13 @@ static void test_fallback_options(void)
 	struct timeval tv = { .tv_usec = 200000 };
 	struct sockaddr_storage addr;
 	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
+	char buf[8], ca[16] = "";
+	socklen_t calen = sizeof(ca);
 	long long t0, ms;
-	char buf[8];
 
 	sockopt_set(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	/* Not the kernel's default (cubic): TCP's own reno. */
+	CHECK_OK(setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4));
 	CHECK_OK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
 	      "connect: %s", strerror(errno));
@@ -348,6 +352,9 @@ static void test_fallback_options(void)
 	check_fallen_back(fd, SDP_FB_REJECTED);
 	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_NODELAY) == 1,
 	      "TCP_NODELAY lost in the fallback");
+	CHECK_OK(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, ca, &calen));
+	CHECK(!strcmp(ca, "reno"), "TCP_CONGESTION is %s after the fallback",
+	      ca);
 	t0 = now_ms();
 	CHECK(recv(fd, buf, sizeof(buf), 0) == -1 && errno == EAGAIN,
 	      "recv with SO_RCVTIMEO: %s", strerror(errno));
