@@ -15,7 +15,9 @@
  * with fallback on also listens on TCP (sdp_sock::fb_lsn) and accept()
  * returns its clients as fallen-back sockets (sdp_fb_accept()); a
  * destination that fell back sends the next connect()s to TCP at once
- * for a while (the negative cache, below).
+ * for a while (the negative cache, below).  An SDP attempt that gets no
+ * answer is given up after the fallback timeout (sdp_fb_timeout_arm()
+ * at connect(), sdp_fb_timeout_check() from sdp_work()).
  *
  * Waiting: callers wait on the SDP socket's own wait queue (poll, epoll,
  * connect() in progress, SIGIO owners), registered before the fallback
@@ -271,36 +273,31 @@ void sdp_fb_timeout_arm(struct sdp_sock *ssk)
 /*
  * From sdp_work(), lock_sock() held: if the SDP attempt of a connect()
  * outlived its deadline, give it up as unanswered (TCP goes on);
- * otherwise make sure sdp_work() runs again by then.  True if it was
- * given up.
+ * otherwise make sure sdp_work() runs again by then.
  */
-bool sdp_fb_timeout_check(struct sdp_sock *ssk)
+void sdp_fb_timeout_check(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 	unsigned long deadline = ssk->fb_deadline;
 
 	sock_owned_by_me(sk);
 	if (!deadline)
-		return false;
+		return;
+	/* The attempt ended on its own, or fallback was turned off since. */
 	if (sk->sk_state != TCP_SYN_SENT || sdp_fb(ssk) ||
 	    test_bit(SDP_F_ESTABLISHED, &ssk->flags) ||
-	    test_bit(SDP_F_ABORT, &ssk->flags)) {
-		ssk->fb_deadline = 0;	/* the attempt ended on its own */
-		return false;
-	}
-	if (!sdp_fb_enabled(ssk)) {	/* turned off since */
+	    test_bit(SDP_F_ABORT, &ssk->flags) || !sdp_fb_enabled(ssk)) {
 		ssk->fb_deadline = 0;
-		return false;
+		return;
 	}
 	if (time_before(jiffies, deadline)) {
 		sdp_queue_work_within(ssk, deadline - jiffies);
-		return false;
+		return;
 	}
 	ssk->fb_deadline = 0;
 	net_dbg_ratelimited("SDP attempt given up after %u ms: TCP\n",
 			    sdp_fb_timeout_ms(ssk));
 	sdp_connect_failed_fb(ssk, -ETIMEDOUT, SDP_FB_UNREACHABLE);
-	return true;
 }
 
 /*
@@ -379,12 +376,6 @@ static struct sdp_sock *sdp_fb_user(const struct sock *tsk)
 }
 
 /*
- * An event of the TCP socket (enum sdp_fb_ev): when the socket's calls go
- * to it (sdp_fb()), its state goes to the SDP socket and the SDP
- * socket's waiters are woken; then TCP's own callback runs.  Nothing but
- * that once the SDP socket let go (sk_user_data NULL).
- */
-/*
  * Urgent data came: TCP signals the owner of its socket's file, which
  * our kernel TCP socket has not; ours has (F_SETOWN): SIGURG to it, once
  * per urgent byte.  From @tsk's data_ready, under its socket lock.
@@ -401,6 +392,12 @@ static void sdp_fb_urg(struct sdp_sock *ssk, struct sock *tsk)
 	sk_send_sigurg(&ssk->sk);
 }
 
+/*
+ * An event of the TCP socket (enum sdp_fb_ev): when the socket's calls go
+ * to it (sdp_fb()), its state goes to the SDP socket and the SDP
+ * socket's waiters are woken; then TCP's own callback runs.  Nothing but
+ * that once the SDP socket let go (sk_user_data NULL).
+ */
 static void sdp_fb_event(struct sock *tsk, enum sdp_fb_ev ev)
 {
 	void (*orig)(struct sock *sk) = NULL;

@@ -25,7 +25,7 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why);
 void sdp_fb_reset(struct sdp_sock *ssk);
 unsigned int sdp_fb_timeout_ms(const struct sdp_sock *ssk);
 void sdp_fb_timeout_arm(struct sdp_sock *ssk);
-bool sdp_fb_timeout_check(struct sdp_sock *ssk);
+void sdp_fb_timeout_check(struct sdp_sock *ssk);
 void sdp_fb_keepalive(struct sdp_sock *ssk, int on);
 void sdp_fb_release(struct sdp_sock *ssk);
 void sdp_fb_listen(struct sdp_sock *lssk, int backlog);

@@ -1303,9 +1303,10 @@ static void *race_worker(void *arg)
 		case 4:		/* wait for the outcome; count it */
 			poll(&(struct pollfd){ fd, POLLOUT, 0 }, 1, 300);
 			len = sizeof(info);
-			race_check(r, "SDP_INFO",
-				   getsockopt(fd, SOL_SDP, SDP_INFO, &info,
-					      &len));
+			ret = getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len);
+			race_check(r, "SDP_INFO", ret);
+			if (ret < 0)
+				break;
 			if (info.sdpi_transport == SDP_TRANSPORT_TCP)
 				atomic_fetch_add(&r->fallbacks, 1);
 			else if (d == RACE_SDP)

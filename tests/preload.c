@@ -100,8 +100,7 @@ static void sdp_info_of(int fd, struct sdp_info *info)
 	socklen_t len = sizeof(*info);
 
 	memset(info, 0, sizeof(*info));
-	if (getsockopt(fd, SOL_SDP, SDP_INFO, info, &len) < 0)
-		memset(info, 0, sizeof(*info));
+	getsockopt(fd, SOL_SDP, SDP_INFO, info, &len);
 }
 
 /* ... whose bytes go over SDP: not fallen back to TCP. */
