@@ -883,7 +883,7 @@ static void test_fallback_addr_error(void)
 	struct sockaddr_storage addr;
 	struct stats before;
 	char old[16] = "";
-	int fd, tcp, tcp_err;
+	int fd, tcp, tcp_err, err;
 
 	scratch_netdev("sdpfb1", "1500", "10.67.0.1/24", true);
 	CHECK(make_sockaddr(&addr, "10.67.0.2", 9), "address");
@@ -906,8 +906,9 @@ static void test_fallback_addr_error(void)
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
 	      errno == EINPROGRESS, "connect: %s", strerror(errno));
 	CHECK(wait_fd(fd, POLLOUT, 10000) & POLLERR, "no error in 10 s");
-	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == tcp_err,
-	      "SO_ERROR is not TCP's %s", strerror(tcp_err));
+	err = sockopt_get(fd, SOL_SOCKET, SO_ERROR);
+	CHECK(err == tcp_err, "SO_ERROR is %s, not TCP's %s", errname(err),
+	      errname(tcp_err));
 	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0,
 	      "the error was reported twice");
 	check_fallen_back(fd, SDP_FB_ADDR_ERROR);

@@ -39,11 +39,6 @@
 /* How long something that should happen promptly may take (slow VMs). */
 #define WAIT_MS		10000
 
-static const char *errname(int err)
-{
-	return err ? strerrorname_np(err) : "0";
-}
-
 static const char *addr_str(const struct sockaddr_storage *ss)
 {
 	static char buf[4][80];
@@ -1020,7 +1015,9 @@ static void test_listen_backlog(void)
 		}
 	}
 
-	CHECK(cl[0].accepted, "the first connection was never accepted");
+	CHECK(cl[0].accepted,
+	      "the first connection was never accepted (state %d, %s)",
+	      cl[0].state, cl[0].err ? errname(cl[0].err) : "no error");
 	j = 0;
 	for (i = 0; i < BL_CLIENTS; i++) {
 		CHECK(cl[i].state != 1 || cl[i].accepted,

@@ -269,13 +269,6 @@ static bool in_set(int err, const int *set)
 	return false;
 }
 
-static const char *errname(int err)
-{
-	const char *n = err ? strerrorname_np(err) : "0";
-
-	return n ? n : "?";
-}
-
 /* ---- State shared by the threads ---- */
 
 enum kind { K_EMPTY, K_FRESH, K_LISTEN, K_CONN, K_EOF };

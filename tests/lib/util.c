@@ -31,6 +31,13 @@ const char *env_or(const char *name, const char *dflt)
 	return v && *v ? v : dflt;
 }
 
+const char *errname(int err)
+{
+	const char *n = err ? strerrorname_np(err) : "0";
+
+	return n ? n : "?";
+}
+
 int read_file(const char *path, char *buf, size_t size)
 {
 	ssize_t n;

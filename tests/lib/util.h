@@ -15,6 +15,9 @@ const char *env_or(const char *name, const char *dflt);
 #define TEST_ADDR()	env_or("SDP_TEST_ADDR", "10.55.0.1")
 #define TEST_IBDEV()	env_or("SDP_TEST_IBDEV", "rxe0")
 
+/* An errno's name ("ECONNRESET"); "0" for none. */
+const char *errname(int err);
+
 /* Is the sdp module loaded (and live)? */
 bool sdp_loaded(void);
 /* Unload sdp; waits up to timeout_ms for its users to go.  0 or -errno. */
