@@ -27,7 +27,9 @@
  * block).  They find the SDP socket through sk_user_data under
  * sk_callback_lock, which sdp_fb_release() clears before the TCP socket
  * is released: a TCP socket lingering after close() (FIN_WAIT, TIME_WAIT)
- * no longer knows the SDP socket.
+ * no longer knows the SDP socket.  poll() does not wait for them: it
+ * copies what TCP's mask saw itself (sdp_fb_poll()).  The calls go to
+ * TCP (sdp_fb(), fb_on) only once TCP's connect has started.
  *
  * Socket-level options (SOL_SOCKET) stay on the SDP socket, which the
  * socket core reads them from; those that TCP reads at each call
@@ -327,16 +329,29 @@ static void sdp_fb_local_addr(struct sdp_sock *ssk, struct sock *tsk)
 
 /*
  * Copy the TCP socket's state, shutdown and a new error into the SDP
- * socket.  Returns true if anything changed.  From the callbacks.
+ * socket, unless its calls no longer go to TCP (a new connect() tries
+ * SDP).  Returns true if anything changed.  From the callbacks, and from
+ * poll(), which may run before them (sdp_fb_poll()).
  */
 static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 {
 	struct sock *sk = &ssk->sk;
-	int state = READ_ONCE(tsk->sk_state);
-	int err = READ_ONCE(tsk->sk_err);
 	bool changed = false;
+	int state, err;
 
 	spin_lock_bh(&ssk->lock);
+	if (!ssk->fb_on) {
+		spin_unlock_bh(&ssk->lock);
+		return false;
+	}
+	/* Read under the lock: a later caller sees no older values. */
+	state = READ_ONCE(tsk->sk_state);
+	/*
+	 * TCP writes an error before the CLOSE it causes, with smp_wmb()
+	 * between (tcp_poll() pairs with it too): CLOSE comes with its error.
+	 */
+	smp_rmb();
+	err = READ_ONCE(tsk->sk_err);
 	if (sk->sk_state != state) {
 		if (state == TCP_ESTABLISHED && sk->sk_state == TCP_SYN_SENT)
 			sdp_fb_local_addr(ssk, tsk);
@@ -669,8 +684,10 @@ static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
 			fb->state = SS_DISCONNECTING;
 		WRITE_ONCE(fb->sk->sk_err, 0);
 		release_sock(fb->sk);
+		spin_lock_bh(&ssk->lock);
 		ssk->fb_err = 0;
 		ssk->fb_err_copied = 0;
+		spin_unlock_bh(&ssk->lock);
 		sdp_fb_copy_opts(ssk, fb);
 		*fbp = fb;
 		return 0;
@@ -725,10 +742,9 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 		return err;
 	}
 
-	/* From here on the socket is TCP's; the SDP attempt ends quietly. */
+	/* The SDP attempt ends quietly. */
 	spin_lock_bh(&ssk->lock);
 	ssk->fb_reason = why;
-	WRITE_ONCE(ssk->fb_on, true);
 	if (!test_and_set_bit(SDP_F_ABORT, &ssk->flags))
 		sdp_queue_work(ssk);
 	spin_unlock_bh(&ssk->lock);
@@ -738,6 +754,15 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 
 	err = kernel_connect(fb, (struct sockaddr *)&ssk->daddr, len,
 			     O_NONBLOCK);
+	/*
+	 * From here on the socket is TCP's.  Not before TCP's connect
+	 * started: poll() would have seen a TCP socket that is not
+	 * connecting (CLOSE: POLLHUP, and no error).  What TCP's callbacks
+	 * said meanwhile, sdp_fb_mirror() below picks up.
+	 */
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->fb_on, true);
+	spin_unlock_bh(&ssk->lock);
 	if (err && err != -EINPROGRESS) {
 		/* As TCP's connect() would have failed: the socket closes. */
 		spin_lock_bh(&ssk->lock);
@@ -1008,16 +1033,28 @@ int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 
 /*
  * TCP's readiness; the caller registered on the SDP socket's wait queue,
- * which the callbacks wake.  An error SO_ERROR has not read yet counts.
+ * which the callbacks wake.  TCP may have changed on another CPU and not
+ * yet called them: what its mask saw is copied to the SDP socket first,
+ * so that SO_ERROR, getpeername() and SDP_INFO agree with what poll()
+ * says.  POLLERR is the SDP socket's error (the one SO_ERROR reads, not
+ * yet read) or TCP's error queue (MSG_ERRQUEUE), but that one not while
+ * the socket is connecting: an ICMP error that ends TCP's connect is
+ * queued there first (and wakes us) and set as its error a moment later,
+ * when SO_ERROR would still have read 0.  The socket leaves SYN_SENT
+ * with that error (sdp_fb_mirror()).
  */
 __poll_t sdp_fb_poll(struct sdp_sock *ssk, struct file *file)
 {
 	struct socket *fb = READ_ONCE(ssk->fb);
+	struct sock *sk = &ssk->sk;
 	__poll_t mask;
 
 	sdp_fb_err_sync(ssk, fb);
-	mask = fb->ops->poll(file, fb, NULL);
-	if (READ_ONCE(ssk->sk.sk_err))
+	mask = fb->ops->poll(file, fb, NULL) & ~EPOLLERR;
+	sdp_fb_mirror(ssk, fb->sk);
+	if (READ_ONCE(sk->sk_err) ||
+	    (READ_ONCE(sk->sk_state) != TCP_SYN_SENT &&
+	     !skb_queue_empty_lockless(&fb->sk->sk_error_queue)))
 		mask |= EPOLLERR;
 	return mask;
 }

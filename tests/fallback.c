@@ -791,6 +791,11 @@ static void scratch_netdev(const char *dev, const char *mtu,
 {
 	char path[96];
 
+	/* A failed run of the test may have left it. */
+	snprintf(path, sizeof(path), "/sys/class/net/%s", dev);
+	if (!access(path, F_OK))
+		CHECK(IP("link", "del", dev) == 0, "ip link del %s failed",
+		      dev);
 	CHECK(IP("link", "add", dev, "mtu", mtu, "type", "dummy") == 0,
 	      "ip link add %s failed", dev);
 	CHECK(IP("addr", "add", cidr, "dev", dev) == 0, "ip addr add %s failed",
@@ -883,10 +888,15 @@ static void test_fallback_addr_error(void)
 	struct sockaddr_storage addr;
 	struct stats before;
 	char old[16] = "";
-	int fd, tcp, tcp_err, err;
+	int fd, tcp, tcp_err, err, port;
 
 	scratch_netdev("sdpfb1", "1500", "10.67.0.1/24", true);
-	CHECK(make_sockaddr(&addr, "10.67.0.2", 9), "address");
+	/* A port an earlier run did not leave in the negative cache. */
+	port = 9;
+	do {
+		CHECK(make_sockaddr(&addr, "10.67.0.2", port), "address");
+		port += 1000;
+	} while (cache_lists(&addr, -1, false) && port < 60000);
 	CHECK(read_file(RESOLVE_SYSCTL, old, sizeof(old)) == 0, "read %s",
 	      RESOLVE_SYSCTL);
 	CHECK(write_file(RESOLVE_SYSCTL, "300") == 0, "write %s",
@@ -918,6 +928,74 @@ static void test_fallback_addr_error(void)
 	close(fd);
 	CHECK(write_file(RESOLVE_SYSCTL, old) == 0, "write %s", RESOLVE_SYSCTL);
 	CHECK(IP("link", "del", "sdpfb1") == 0, "ip link del failed");
+}
+
+#define PE_SOCKS	24
+
+/*
+ * What poll() reports, SO_ERROR reads: a fallen-back socket whose TCP
+ * connect fails says POLLERR only once SO_ERROR has the error, however
+ * soon after the failure it is polled (TCP's error, written on another
+ * CPU, is copied to the SDP socket by TCP's callback a little later).
+ * PE_SOCKS connects to addresses nobody answers ARP for, polled without
+ * sleeping; each must end with POLLERR and TCP's error, read once.
+ */
+static void test_fallback_pollerr_so_error(void)
+{
+	struct pollfd p[PE_SOCKS];
+	char old[16] = "", ip[32];
+	int i, err, left = PE_SOCKS;
+	long long deadline, polls = 0;
+
+	scratch_netdev("sdpfb4", "1500", "10.71.0.1/24", true);
+	CHECK(read_file(RESOLVE_SYSCTL, old, sizeof(old)) == 0, "read %s",
+	      RESOLVE_SYSCTL);
+	CHECK(write_file(RESOLVE_SYSCTL, "200") == 0, "write %s",
+	      RESOLVE_SYSCTL);
+	/* Every connect tries SDP, also in a second run of the test. */
+	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	for (i = 0; i < PE_SOCKS; i++) {
+		struct sockaddr_storage addr;
+
+		snprintf(ip, sizeof(ip), "10.71.0.%d", 2 + i);
+		CHECK(make_sockaddr(&addr, ip, 9), "address %s", ip);
+		p[i] = (struct pollfd){ .fd = sdp_socket(1, SOCK_NONBLOCK),
+					.events = POLLIN | POLLOUT };
+		CHECK(connect(p[i].fd, (struct sockaddr *)&addr,
+			      sockaddr_len(&addr)) == -1 &&
+		      errno == EINPROGRESS, "connect %s: %s", ip,
+		      strerror(errno));
+	}
+	deadline = now_ms() + 4 * WAIT_MS;
+	while (left && now_ms() < deadline) {
+		CHECK(poll(p, PE_SOCKS, 0) >= 0, "poll: %s", strerror(errno));
+		polls++;
+		for (i = 0; i < PE_SOCKS; i++) {
+			if (!p[i].revents || p[i].fd < 0)
+				continue;
+			err = sockopt_get(p[i].fd, SOL_SOCKET, SO_ERROR);
+			CHECK(p[i].revents & POLLERR,
+			      "socket %d: revents %#x without POLLERR (SO_ERROR %s)",
+			      i, p[i].revents, errname(err));
+			CHECK(err == EHOSTUNREACH,
+			      "socket %d: POLLERR, but SO_ERROR is %s", i,
+			      errname(err));
+			CHECK(sockopt_get(p[i].fd, SOL_SOCKET, SO_ERROR) == 0,
+			      "socket %d: the error was reported twice", i);
+			check_fallen_back(p[i].fd, SDP_FB_ADDR_ERROR);
+			close(p[i].fd);
+			p[i].fd = -1;
+			left--;
+		}
+	}
+	CHECK(!left, "%d of %d connects did not fail in %d ms", left,
+	      PE_SOCKS, 4 * WAIT_MS);
+	tap_diag("%lld polls", polls);
+	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	CHECK(write_file(RESOLVE_SYSCTL, old) == 0, "write %s", RESOLVE_SYSCTL);
+	CHECK(IP("link", "del", "sdpfb4") == 0, "ip link del failed");
 }
 
 /*
@@ -1437,6 +1515,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_sigurg),
 	TAP_TEST(test_fallback_no_device),
 	TAP_TEST(test_fallback_addr_error),
+	TAP_TEST(test_fallback_pollerr_so_error),
 	TAP_TEST(test_fallback_route_error),
 	TAP_TEST(test_fallback_unreachable),
 	TAP_TEST(test_fallback_example),
