@@ -215,6 +215,7 @@ enum {
 	SDP_O_FB_SET,		/* SDP_TCP_FALLBACK set on the socket: */
 	SDP_O_FB_ON,		/* ... its value (else net.sdp.tcp_fallback) */
 	SDP_O_FB_TMO_SET,	/* SDP_TCP_FALLBACK_TIMEOUT set: fb_timeout_ms */
+	SDP_O_CLOSING,		/* close() began: no fallback from then on */
 };
 
 /* The callbacks of a fallback's TCP socket (sdp_fallback.c): fb_ops[] */

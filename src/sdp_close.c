@@ -376,7 +376,14 @@ int sdp_release(struct socket *sock)
 		return 0;
 	ssk = sdp_sk(sk);
 
-	/* A socket that went on over TCP closes that (and is CLOSE then). */
+	/*
+	 * A socket that went on over TCP closes that (and is CLOSE then).
+	 * A CM event handler may be starting a fallback: it has, or it
+	 * will not (SDP_O_CLOSING, under lock_sock()).
+	 */
+	lock_sock(sk);
+	set_bit(SDP_O_CLOSING, &ssk->opts);
+	release_sock(sk);
 	sdp_fb_release(ssk);
 	lock_sock(sk);
 	/* Spliced pages gathered go first (or with the connection). */

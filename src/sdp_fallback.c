@@ -29,7 +29,8 @@
  * is released: a TCP socket lingering after close() (FIN_WAIT, TIME_WAIT)
  * no longer knows the SDP socket.  poll() does not wait for them: it
  * copies what TCP's mask saw itself (sdp_fb_poll()).  The calls go to
- * TCP (sdp_fb(), fb_on) only once TCP's connect has started.
+ * TCP (sdp_fb(), fb_on) only once TCP's connect has started, and no
+ * fallback starts once close() began (SDP_O_CLOSING).
  *
  * Socket-level options (SOL_SOCKET) stay on the SDP socket, which the
  * socket core reads them from; those that TCP reads at each call
@@ -237,9 +238,14 @@ void sdp_fb_net_exit(struct net *net)
 	sdp_net(net)->fb_cache = NULL;
 }
 
-/* The policy in force: the socket's SDP_TCP_FALLBACK, else the sysctl. */
+/*
+ * The policy in force: the socket's SDP_TCP_FALLBACK, else the sysctl;
+ * off once close() began.
+ */
 bool sdp_fb_enabled(const struct sdp_sock *ssk)
 {
+	if (test_bit(SDP_O_CLOSING, &ssk->opts))
+		return false;
 	if (test_bit(SDP_O_FB_SET, &ssk->opts))
 		return test_bit(SDP_O_FB_ON, &ssk->opts);
 	return sdp_sysctl_tcp_fallback(sock_net(&ssk->sk));

@@ -998,6 +998,61 @@ static void test_fallback_pollerr_so_error(void)
 	CHECK(IP("link", "del", "sdpfb4") == 0, "ip link del failed");
 }
 
+#define CR_SOCKS	32
+#define CR_ROUNDS	6
+
+/*
+ * close() while the SDP attempt ends and the fallback starts: the
+ * address resolution of CR_SOCKS connects fails at about the same time
+ * (nobody answers ARP), and all of them are closed at once around then,
+ * a little later each round.  Whether a socket had fallen back or not,
+ * it must go, with its TCP socket and its RDMA resources.
+ */
+static void test_fallback_close_racing(void)
+{
+	struct rdma_res base, now;
+	int fd[CR_SOCKS], i, r;
+	char old[16] = "", ip[32], b[64], b0[64];
+	long long t0;
+
+	scratch_netdev("sdpfb5", "1500", "10.72.0.1/24", true);
+	CHECK(rdma_res_read(&base) == 0, "rdma resource show");
+	CHECK(read_file(RESOLVE_SYSCTL, old, sizeof(old)) == 0, "read %s",
+	      RESOLVE_SYSCTL);
+	CHECK(write_file(RESOLVE_SYSCTL, "200") == 0, "write %s",
+	      RESOLVE_SYSCTL);
+	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	for (r = 0; r < CR_ROUNDS; r++) {
+		t0 = now_ms();
+		for (i = 0; i < CR_SOCKS; i++) {
+			struct sockaddr_storage addr;
+
+			snprintf(ip, sizeof(ip), "10.72.0.%d", 2 + i);
+			CHECK(make_sockaddr(&addr, ip, 9), "address %s", ip);
+			fd[i] = sdp_socket(1, SOCK_NONBLOCK);
+			CHECK(connect(fd[i], (struct sockaddr *)&addr,
+				      sockaddr_len(&addr)) == -1 &&
+			      errno == EINPROGRESS, "connect %s: %s", ip,
+			      strerror(errno));
+		}
+		/* Resolution gives up at 200 ms: close from 150 to 400. */
+		while (now_ms() < t0 + 150 + 50 * r)
+			usleep(1000);
+		for (i = 0; i < CR_SOCKS; i++)
+			close(fd[i]);
+		wait_no_sockets();
+	}
+	CHECK(rdma_res_wait(&base, &now, 30000),
+	      "RDMA resources after the closes: %s, before: %s",
+	      rdma_res_str(&now, b, sizeof(b)),
+	      rdma_res_str(&base, b0, sizeof(b0)));
+	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+	CHECK(write_file(RESOLVE_SYSCTL, old) == 0, "write %s", RESOLVE_SYSCTL);
+	CHECK(IP("link", "del", "sdpfb5") == 0, "ip link del failed");
+}
+
 /*
  * Route resolution fails: the address's device has Soft-RoCE, but an MTU
  * (300) that leaves less than the smallest RoCE MTU (256) after the
@@ -1516,6 +1571,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_no_device),
 	TAP_TEST(test_fallback_addr_error),
 	TAP_TEST(test_fallback_pollerr_so_error),
+	TAP_TEST(test_fallback_close_racing),
 	TAP_TEST(test_fallback_route_error),
 	TAP_TEST(test_fallback_unreachable),
 	TAP_TEST(test_fallback_example),
