@@ -930,6 +930,21 @@ static void test_fallback_addr_error(void)
 	CHECK(IP("link", "del", "sdpfb1") == 0, "ip link del failed");
 }
 
+/*
+ * A subnet on the new device @dev where nobody answers ARP: the address
+ * resolution of a connect there gives up after 200 ms.  The negative
+ * cache is off, so that every connect tries SDP (also in a second run of
+ * the test); the harness puts the sysctls back after the test.
+ */
+static void silent_subnet(const char *dev, const char *cidr)
+{
+	scratch_netdev(dev, "1500", cidr, true);
+	CHECK(write_file(RESOLVE_SYSCTL, "200") == 0, "write %s",
+	      RESOLVE_SYSCTL);
+	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
+	      FB_CACHE_SYSCTL);
+}
+
 #define PE_SOCKS	24
 
 /*
@@ -943,18 +958,11 @@ static void test_fallback_addr_error(void)
 static void test_fallback_pollerr_so_error(void)
 {
 	struct pollfd p[PE_SOCKS];
-	char old[16] = "", ip[32];
 	int i, err, left = PE_SOCKS;
 	long long deadline, polls = 0;
+	char ip[32];
 
-	scratch_netdev("sdpfb4", "1500", "10.71.0.1/24", true);
-	CHECK(read_file(RESOLVE_SYSCTL, old, sizeof(old)) == 0, "read %s",
-	      RESOLVE_SYSCTL);
-	CHECK(write_file(RESOLVE_SYSCTL, "200") == 0, "write %s",
-	      RESOLVE_SYSCTL);
-	/* Every connect tries SDP, also in a second run of the test. */
-	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
-	      FB_CACHE_SYSCTL);
+	silent_subnet("sdpfb4", "10.71.0.1/24");
 	for (i = 0; i < PE_SOCKS; i++) {
 		struct sockaddr_storage addr;
 
@@ -992,9 +1000,6 @@ static void test_fallback_pollerr_so_error(void)
 	CHECK(!left, "%d of %d connects did not fail in %d ms", left,
 	      PE_SOCKS, 4 * WAIT_MS);
 	tap_diag("%lld polls", polls);
-	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
-	      FB_CACHE_SYSCTL);
-	CHECK(write_file(RESOLVE_SYSCTL, old) == 0, "write %s", RESOLVE_SYSCTL);
 	CHECK(IP("link", "del", "sdpfb4") == 0, "ip link del failed");
 }
 
@@ -1012,17 +1017,11 @@ static void test_fallback_close_racing(void)
 {
 	struct rdma_res base, now;
 	int fd[CR_SOCKS], i, r;
-	char old[16] = "", ip[32], b[64], b0[64];
+	char ip[32], b[64], b0[64];
 	long long t0;
 
-	scratch_netdev("sdpfb5", "1500", "10.72.0.1/24", true);
+	silent_subnet("sdpfb5", "10.72.0.1/24");
 	CHECK(rdma_res_read(&base) == 0, "rdma resource show");
-	CHECK(read_file(RESOLVE_SYSCTL, old, sizeof(old)) == 0, "read %s",
-	      RESOLVE_SYSCTL);
-	CHECK(write_file(RESOLVE_SYSCTL, "200") == 0, "write %s",
-	      RESOLVE_SYSCTL);
-	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
-	      FB_CACHE_SYSCTL);
 	for (r = 0; r < CR_ROUNDS; r++) {
 		t0 = now_ms();
 		for (i = 0; i < CR_SOCKS; i++) {
@@ -1047,9 +1046,6 @@ static void test_fallback_close_racing(void)
 	      "RDMA resources after the closes: %s, before: %s",
 	      rdma_res_str(&now, b, sizeof(b)),
 	      rdma_res_str(&base, b0, sizeof(b0)));
-	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
-	      FB_CACHE_SYSCTL);
-	CHECK(write_file(RESOLVE_SYSCTL, old) == 0, "write %s", RESOLVE_SYSCTL);
 	CHECK(IP("link", "del", "sdpfb5") == 0, "ip link del failed");
 }
 
