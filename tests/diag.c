@@ -394,6 +394,16 @@ static void check_info_matches_diag(int fd, const struct sdp_diag_sock *d)
 	}
 }
 
+/* Has the socket @arg (an int *) received a credit update? */
+static bool credit_update_seen(void *arg)
+{
+	struct sdp_info info;
+	socklen_t len = sizeof(info);
+
+	CHECK_OK(getsockopt(*(int *)arg, SOL_SDP, SDP_INFO, &info, &len));
+	return info.sdpi_credit_updates_rx > 0;
+}
+
 static void test_sock_diag_known_sockets(void)
 {
 	const size_t n = 200000;
@@ -406,6 +416,12 @@ static void test_sock_diag_known_sockets(void)
 	l = listener_pair(&addr, 7, &c, &s);
 	send_bytes(s, n);
 	recv_bytes(c, n);
+	/*
+	 * The reader's credit update may still be on its way when the
+	 * reader has all the bytes.
+	 */
+	CHECK(wait_until(credit_update_seen, &s, WAIT_MS),
+	      "the sender saw no credit update in %zu bytes", n);
 
 	cnt = diag_dump(~0U, 0, d, MAX_DIAG);
 	CHECK(cnt == 3 && cnt == proc_net_sdp_count(),
@@ -446,7 +462,7 @@ static void test_sock_diag_known_sockets(void)
 	check_info_matches_diag(c, dc);
 	check_info_matches_diag(s, ds);
 	CHECK(ds->stats.credit_updates_rx > 0,
-	      "the sender saw no credit update in %zu bytes", n);
+	      "sock_diag has no credit update of the sender");
 	CHECK(dc->conn.tx_max == 32768 && dc->conn.rx_bufs == 16 &&
 	      dc->conn.tx_bufs == 16 && !dc->conn.abort_reason,
 	      "conn tx_max %u bufs %u/%u abort %u", dc->conn.tx_max,
