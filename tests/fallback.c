@@ -724,20 +724,6 @@ static void test_fallback_error_once(void)
 	close(l);
 }
 
-static volatile sig_atomic_t sigurgs;
-
-static void on_sigurg(int sig)
-{
-	(void)sig;
-	sigurgs++;
-}
-
-static bool got_sigurg(void *arg)
-{
-	(void)arg;
-	return sigurgs > 0;
-}
-
 /*
  * Urgent data on a fallen-back socket: POLLPRI, the byte by MSG_OOB, and
  * SIGURG to the socket's owner (F_SETOWN), once per urgent byte, as on
@@ -745,12 +731,12 @@ static bool got_sigurg(void *arg)
  */
 static void test_fallback_sigurg(void)
 {
-	struct sigaction sa = { .sa_handler = on_sigurg }, old;
+	struct sigaction old;
 	struct sockaddr_storage addr;
 	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
 	char ch = 0;
 
-	CHECK_OK(sigaction(SIGURG, &sa, &old));
+	sigurg_catch(&old);
 	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
 	s = net_accept(l, WAIT_MS);
 	check_fallen_back(fd, SDP_FB_REJECTED);

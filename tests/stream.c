@@ -3562,31 +3562,17 @@ static void test_urgent_inline(void)
 	close(c);
 }
 
-static volatile sig_atomic_t sigurgs;
-
-static void on_sigurg(int sig)
-{
-	(void)sig;
-	sigurgs++;
-}
-
-static bool got_sigurg(void *arg)
-{
-	(void)arg;
-	return sigurgs > 0;
-}
-
 /*
  * SIGURG goes to the socket's owner (F_SETOWN) when urgent data arrives;
  * not without an owner.  MSG_PEEK reads the urgent byte and leaves it.
  */
 static void test_urgent_sigurg(void)
 {
-	struct sigaction sa = { .sa_handler = on_sigurg }, old;
+	struct sigaction old;
 	char ch = 0;
 	int c, s;
 
-	CHECK_OK(sigaction(SIGURG, &sa, &old));
+	sigurg_catch(&old);
 	net_pair(&c, &s);
 	sigurgs = 0;
 	CHECK(send(c, "A", 1, MSG_OOB) == 1, "send(MSG_OOB): %s",

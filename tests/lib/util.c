@@ -38,6 +38,29 @@ const char *errname(int err)
 	return n ? n : "?";
 }
 
+volatile sig_atomic_t sigurgs;
+
+static void on_sigurg(int sig)
+{
+	(void)sig;
+	sigurgs++;
+}
+
+void sigurg_catch(struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = on_sigurg };
+
+	sigurgs = 0;
+	CHECK(sigaction(SIGURG, &sa, old) == 0, "sigaction: %s",
+	      strerror(errno));
+}
+
+bool got_sigurg(void *arg)
+{
+	(void)arg;
+	return sigurgs > 0;
+}
+
 int read_file(const char *path, char *buf, size_t size)
 {
 	ssize_t n;

@@ -7,6 +7,7 @@
 #define SDP_TEST_UTIL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -17,6 +18,13 @@ const char *env_or(const char *name, const char *dflt);
 
 /* An errno's name ("ECONNRESET"); "0" for none. */
 const char *errname(int err);
+
+/* SIGURGs caught since sigurg_catch(); a test may set it to 0. */
+extern volatile sig_atomic_t sigurgs;
+/* Count SIGURG in sigurgs; the action it replaces goes to @old. */
+void sigurg_catch(struct sigaction *old);
+/* A SIGURG came (for wait_until()). */
+bool got_sigurg(void *arg);
 
 /* Is the sdp module loaded (and live)? */
 bool sdp_loaded(void);
