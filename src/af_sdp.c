@@ -258,7 +258,8 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 						     sdp_ensure_id(ssk);
 	if (err)
 		goto out;
-	err = sdp_cm_bind(ssk, &ss);
+	/* Port 0 with fallback on: one TCP has free too. */
+	err = sdp_fb_bind_any(ssk, &ss);
 	if (!err) {
 		assign_bit(SDP_O_V6, &ssk->opts, v6);
 		set_bit(SDP_O_BOUND, &ssk->opts);
@@ -419,6 +420,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sockaddr_storage ss;
 	int err;
 
 	lock_sock(sk);
@@ -436,6 +438,18 @@ static int sdp_listen(struct socket *sock, int backlog)
 	err = sdp_ensure_id(ssk);
 	if (err)
 		goto out;
+	/*
+	 * Not bound: the CM would bind to the IPv4 wildcard at a port it
+	 * picks; with fallback on, at a port TCP has free too.
+	 */
+	if (!test_bit(SDP_O_BOUND, &ssk->opts) &&
+	    !test_bit(SDP_O_ID_USED, &ssk->opts) && sdp_fb_enabled(ssk)) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_family = AF_INET;
+		err = sdp_fb_bind_any(ssk, &ss);
+		if (err)
+			goto out;
+	}
 	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
 	err = rdma_listen(ssk->id, backlog);
 	if (err)

@@ -510,6 +510,10 @@ struct sdp_ka {
  * @fb_lsn: a listener's TCP listening socket (fallback on), or NULL;
  *	set and cleared under lock_sock() and @lock, read under lock_sock()
  *	or with READ_ONCE() (poll)
+ * @fb_port: a kernel TCP socket bound to the port picked for a bind() to
+ *	port 0 with fallback on, keeping it for TCP until listen() or a
+ *	fallback takes it over (sdp_fb_bind_any()), or NULL; under
+ *	lock_sock()
  * @fb_on: the socket's calls go to @fb (sdp_fb()); cleared when a new
  *	connect() tries SDP again, under lock_sock() and @lock
  * @fb_reason: enum sdp_fallback_reason, set with @fb_on
@@ -620,6 +624,7 @@ struct sdp_sock {
 	struct sdp_tcp_opts tcp;
 	struct socket *fb;
 	struct socket *fb_lsn;
+	struct socket *fb_port;
 	bool fb_on;
 	u8 fb_reason;
 	unsigned int fb_timeout_ms;

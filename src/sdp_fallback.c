@@ -12,7 +12,8 @@
  * TCP socket (af_sdp.c, sdp_sockopt.c ask sdp_fb()), and the SDP attempt's
  * CM id and QP go as a failed connect's do (SDP_F_ABORT, sdp_work()),
  * but without the socket seeing an error or a state change.  A listener
- * with fallback on also listens on TCP (sdp_sock::fb_lsn) and accept()
+ * with fallback on also listens on TCP (sdp_sock::fb_lsn), at a port TCP
+ * had free too if the kernel picked it (sdp_fb_bind_any()), and accept()
  * returns its clients as fallen-back sockets (sdp_fb_accept()); a
  * destination that fell back sends the next connect()s to TCP at once
  * for a while (the negative cache, below).  An SDP attempt that gets no
@@ -698,15 +699,22 @@ static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
 		*fbp = fb;
 		return 0;
 	}
-	err = sock_create_kern(sock_net(sk), ssk->daddr.ss_family,
-			       SOCK_STREAM, IPPROTO_TCP, &fb);
-	if (err)
-		return err;
-	sdp_fb_copy_opts(ssk, fb);
-	err = sdp_fb_bind(ssk, fb);
-	if (err) {
-		sock_release(fb);
-		return err;
+	fb = ssk->fb_port;
+	if (fb && fb->sk->sk_family == ssk->daddr.ss_family) {
+		/* Bound to the socket's port already (sdp_fb_bind_any()). */
+		ssk->fb_port = NULL;
+		sdp_fb_copy_opts(ssk, fb);
+	} else {
+		err = sock_create_kern(sock_net(sk), ssk->daddr.ss_family,
+				       SOCK_STREAM, IPPROTO_TCP, &fb);
+		if (err)
+			return err;
+		sdp_fb_copy_opts(ssk, fb);
+		err = sdp_fb_bind(ssk, fb);
+		if (err) {
+			sock_release(fb);
+			return err;
+		}
 	}
 	sdp_fb_hook(ssk, fb->sk);
 	spin_lock_bh(&ssk->lock);
@@ -799,6 +807,100 @@ void sdp_fb_reset(struct sdp_sock *ssk)
 	spin_unlock_bh(&ssk->lock);
 }
 
+/* The local (@peer 0) or remote address of @fb into @ss. */
+static void sdp_fb_addr(struct socket *fb, struct sockaddr_storage *ss,
+			int peer)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (fb->ops->getname(fb, (struct sockaddr *)ss, peer) < 0)
+		memset(ss, 0, sizeof(*ss));
+}
+
+/*
+ * A TCP socket of @family for a listener's TCP side (sdp_fb_listen()) or
+ * for the port of sdp_fb_bind_any(): what a bind() to it depends on.
+ */
+static int sdp_fb_sock(struct sdp_sock *ssk, int family, struct socket **fbp)
+{
+	struct sock *sk = &ssk->sk;
+	struct socket *fb;
+	int err;
+
+	err = sock_create_kern(sock_net(sk), family, SOCK_STREAM, IPPROTO_TCP,
+			       &fb);
+	if (err)
+		return err;
+	if (sk->sk_reuse != SK_NO_REUSE)
+		sdp_fb_opt(fb, SOL_SOCKET, SO_REUSEADDR, 1);
+	if (family == AF_INET6)
+		sdp_fb_opt(fb, SOL_IPV6, IPV6_V6ONLY, ssk->tcp.v6only);
+	fb->sk->sk_bound_dev_if = sk->sk_bound_dev_if;
+	*fbp = fb;
+	return 0;
+}
+
+static int sdp_fb_addrlen(int family)
+{
+	return family == AF_INET ? sizeof(struct sockaddr_in) :
+				   sizeof(struct sockaddr_in6);
+}
+
+/* Ports sdp_fb_bind_any() takes from TCP before it lets the CM pick. */
+#define SDP_FB_PORT_TRIES	8
+
+/**
+ * sdp_fb_bind_any() - bind to a port that TCP has free too
+ * @ssk: the socket, lock_sock() held, its CM id not bound
+ * @ss: the address to bind
+ *
+ * The RDMA CM picks a port for a bind to port 0 without looking at TCP's
+ * (where a connection in TIME_WAIT, say, keeps a listener off a port), so
+ * with fallback on TCP picks it: a kernel TCP socket binds to port 0 and
+ * the CM id to the port that socket got.  The TCP socket keeps the port
+ * (sdp_sock::fb_port) until listen() makes it the TCP listener, a
+ * fallback its connection (sdp_fb_prepare()), or close() releases it.  A
+ * port the CM has taken is given up for TCP's next one; if TCP has none
+ * the CM picks, as with fallback off (the socket's TCP side may then not
+ * get the port: FallbackListenFails).  A port named is bound as named.
+ *
+ * Return: 0 or a negative errno, as sdp_cm_bind().
+ */
+int sdp_fb_bind_any(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
+{
+	struct socket *tried[SDP_FB_PORT_TRIES], *fb;
+	int len = sdp_fb_addrlen(ss->ss_family);
+	struct sockaddr_storage got;
+	int err = -EADDRINUSE, n = 0;
+
+	sock_owned_by_me(&ssk->sk);
+	if (sdp_addr_port((const struct sockaddr *)ss) || ssk->fb_port ||
+	    !sdp_fb_enabled(ssk))
+		return sdp_cm_bind(ssk, ss);
+	while (n < SDP_FB_PORT_TRIES) {
+		if (sdp_fb_sock(ssk, ss->ss_family, &fb))
+			break;
+		if (kernel_bind(fb, (struct sockaddr *)ss, len)) {
+			sock_release(fb);	/* no port free in TCP */
+			break;
+		}
+		sdp_fb_addr(fb, &got, 0);
+		err = sdp_cm_bind(ssk, &got);
+		if (!err) {
+			ssk->fb_port = fb;
+			break;
+		}
+		/* Held while TCP picks the next: another port. */
+		tried[n++] = fb;
+		if (err != -EADDRINUSE && err != -EACCES)
+			break;
+	}
+	while (n)
+		sock_release(tried[--n]);
+	if (err == -EADDRINUSE || err == -EACCES)
+		err = sdp_cm_bind(ssk, ss);
+	return err;
+}
+
 /* A connection waits at a listener's TCP socket: wake accept(), poll(). */
 static void sdp_fb_listen_ready(struct sock *tsk)
 {
@@ -840,18 +942,21 @@ void sdp_fb_listen(struct sdp_sock *lssk, int backlog)
 	}
 	if (!sdp_fb_enabled(lssk))
 		return;
-	err = sock_create_kern(sock_net(sk), ss.ss_family, SOCK_STREAM,
-			       IPPROTO_TCP, &fb);
-	if (err)
-		goto fail;
-	if (sk->sk_reuse != SK_NO_REUSE)
-		sdp_fb_opt(fb, SOL_SOCKET, SO_REUSEADDR, 1);
-	if (ss.ss_family == AF_INET6)
-		sdp_fb_opt(fb, SOL_IPV6, IPV6_V6ONLY, lssk->tcp.v6only);
-	fb->sk->sk_bound_dev_if = sk->sk_bound_dev_if;
-	err = kernel_bind(fb, (struct sockaddr *)&ss,
-			  ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
-						    sizeof(struct sockaddr_in6));
+	fb = lssk->fb_port;
+	if (fb && fb->sk->sk_family == ss.ss_family) {
+		/* The port sdp_fb_bind_any() kept for it. */
+		lssk->fb_port = NULL;
+		if (sk->sk_reuse != SK_NO_REUSE)
+			sdp_fb_opt(fb, SOL_SOCKET, SO_REUSEADDR, 1);
+		fb->sk->sk_bound_dev_if = sk->sk_bound_dev_if;
+		err = 0;
+	} else {
+		err = sdp_fb_sock(lssk, ss.ss_family, &fb);
+		if (err)
+			goto fail;
+		err = kernel_bind(fb, (struct sockaddr *)&ss,
+				  sdp_fb_addrlen(ss.ss_family));
+	}
 	if (!err)
 		err = kernel_listen(fb, backlog);
 	if (err) {
@@ -901,15 +1006,6 @@ static void sdp_fb_listen_stop(struct sdp_sock *lssk)
 	spin_unlock_bh(&lssk->lock);
 	release_sock(&lssk->sk);
 	sock_release(fb);
-}
-
-/* The local (@peer 0) or remote address of @fb into @ss. */
-static void sdp_fb_addr(struct socket *fb, struct sockaddr_storage *ss,
-			int peer)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (fb->ops->getname(fb, (struct sockaddr *)ss, peer) < 0)
-		memset(ss, 0, sizeof(*ss));
 }
 
 /**
@@ -970,10 +1066,16 @@ struct sock *sdp_fb_accept(struct sdp_sock *lssk)
 void sdp_fb_release(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
-	struct socket *fb = READ_ONCE(ssk->fb);
+	struct socket *fb = READ_ONCE(ssk->fb), *port;
 	bool on = sdp_fb(ssk);
 
 	sdp_fb_listen_stop(ssk);
+	lock_sock(sk);
+	port = ssk->fb_port;
+	ssk->fb_port = NULL;
+	release_sock(sk);
+	if (port)
+		sock_release(port);
 	if (!fb)
 		return;
 	sdp_fb_sync(ssk);

@@ -28,6 +28,7 @@ void sdp_fb_timeout_arm(struct sdp_sock *ssk);
 void sdp_fb_timeout_check(struct sdp_sock *ssk);
 void sdp_fb_keepalive(struct sdp_sock *ssk, int on);
 void sdp_fb_release(struct sdp_sock *ssk);
+int sdp_fb_bind_any(struct sdp_sock *ssk, const struct sockaddr_storage *ss);
 void sdp_fb_listen(struct sdp_sock *lssk, int backlog);
 bool sdp_fb_listen_pending(const struct sdp_sock *lssk);
 struct sock *sdp_fb_accept(struct sdp_sock *lssk);

@@ -591,6 +591,122 @@ static void test_fallback_tcp_client(void)
 	wait_no_sockets();
 }
 
+#define PORT_RANGE_SYSCTL	"/proc/sys/net/ipv4/ip_local_port_range"
+#define PF_PORTS	4	/* the narrowed ephemeral range */
+#define PF_ROUNDS	8
+
+/*
+ * A TCP client reaches the listener @l (fallback on) at @a, port @port:
+ * connected and accepted over TCP.  Closed client first, and the accepted
+ * socket abortively, so that no connection is left on the listener's
+ * port (TIME_WAIT, LAST_ACK).
+ */
+static void check_tcp_client_reaches(int l, const struct sockaddr_storage *a,
+				     uint16_t port)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct sockaddr_storage addr = *a;
+	int t, s, err;
+	char ch;
+
+	sockaddr_set_port(&addr, port);
+	err = tcp_connect(&addr, &t);
+	CHECK(err == 0, "a TCP client of the listener on port %u: %s", port,
+	      errname(err));
+	s = accept(l, NULL, NULL);
+	CHECK(s >= 0, "accept: %s", strerror(errno));
+	check_fallen_back(s, SDP_FB_TCP_CLIENT);
+	close(t);
+	CHECK(read(s, &ch, 1) == 0, "no EOF from the TCP client");
+	CHECK_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	close(s);
+}
+
+/*
+ * PF_PORTS ports from @base (or the next ones) that no TCP socket has:
+ * all but the last held by sockets bound to them (@hold), the last left
+ * free.  Returns its base.
+ */
+static int hold_tcp_ports(int base, int *hold)
+{
+	struct sockaddr_storage addr;
+	int i, n, fd;
+	socklen_t len;
+
+	for (; base + PF_PORTS <= 65536; base += PF_PORTS) {
+		for (i = 0, n = 0; i < PF_PORTS; i++) {
+			len = test_sockaddr(&addr, base + i);
+			fd = socket(addr.ss_family, SOCK_STREAM, 0);
+			CHECK(fd >= 0, "socket: %s", strerror(errno));
+			if (bind(fd, (struct sockaddr *)&addr, len)) {
+				close(fd);
+				break;
+			}
+			if (i < PF_PORTS - 1)
+				hold[n++] = fd;
+			else
+				close(fd);	/* the free one */
+		}
+		if (i == PF_PORTS)
+			return base;
+		while (n)
+			close(hold[--n]);
+	}
+	CHECK(0, "no %d free TCP ports", PF_PORTS);
+	return -1;
+}
+
+/*
+ * The port the kernel picks for a socket with fallback on (bind() to port
+ * 0, or listen() without bind()) is one TCP has free as well, so that the
+ * listener's TCP socket gets it and TCP clients reach it.  The ephemeral
+ * range is narrowed to PF_PORTS ports above the usual one (where no
+ * connection of an earlier test is), all but one held by plain TCP
+ * sockets: every pick must be that one.  The RDMA CM picks its ports
+ * without looking at TCP's: 1 in PF_PORTS times the right one.
+ */
+static void test_fallback_listener_port_free_for_tcp(void)
+{
+	struct sockaddr_storage addr, got;
+	struct rdma_res before, now;
+	int hold[PF_PORTS - 1], base, i, l;
+	char range[32], dflt[32], buf[64];
+	socklen_t len;
+
+	CHECK(rdma_res_read(&before) == 0, "rdma resource show failed");
+	CHECK(read_file(PORT_RANGE_SYSCTL, dflt, sizeof(dflt)) == 0, "read %s",
+	      PORT_RANGE_SYSCTL);
+	base = hold_tcp_ports(61000, hold);
+	snprintf(range, sizeof(range), "%d %d", base, base + PF_PORTS - 1);
+	for (i = 0; i < 2 * PF_ROUNDS; i++) {
+		const char *how = i < PF_ROUNDS ? "bind to port 0" :
+						  "listen without bind";
+
+		CHECK(write_file(PORT_RANGE_SYSCTL, range) == 0, "write %s",
+		      PORT_RANGE_SYSCTL);
+		l = sdp_socket(1, 0);
+		len = test_sockaddr(&addr, 0);
+		if (i < PF_ROUNDS)
+			CHECK_OK(bind(l, (struct sockaddr *)&addr, len));
+		CHECK_OK(listen(l, 8));
+		local_addr(l, &got);
+		/* The TCP client's own port from the usual range. */
+		CHECK(write_file(PORT_RANGE_SYSCTL, dflt) == 0,
+		      "write %s", PORT_RANGE_SYSCTL);
+		CHECK(sockaddr_port(&got) == base + PF_PORTS - 1,
+		      "%s picked port %u, TCP has only %d free", how,
+		      sockaddr_port(&got), base + PF_PORTS - 1);
+		check_tcp_client_reaches(l, &addr, sockaddr_port(&got));
+		close(l);
+		/* Its CM id, destroyed in the background, had the port. */
+		CHECK(rdma_res_wait(&before, &now, WAIT_MS),
+		      "after %s: %s", how, rdma_res_str(&now, buf, sizeof(buf)));
+	}
+	for (i = 0; i < PF_PORTS - 1; i++)
+		close(hold[i]);
+	wait_no_sockets();
+}
+
 /*
  * Is @addr in /proc/net/sdp_fallback, with @reason (-1: any)?  Quiet
  * unless @say.
@@ -1547,6 +1663,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_resources),
 	TAP_TEST(test_fallback_listed),
 	TAP_TEST(test_fallback_tcp_client),
+	TAP_TEST(test_fallback_listener_port_free_for_tcp),
 	TAP_TEST(test_fallback_cache),
 	TAP_TEST(test_fallback_error_once),
 	TAP_TEST(test_fallback_sigurg),

@@ -62,6 +62,7 @@ void tap_skip(const char *fmt, ...)
 static const char *const tap_sysctls[] = {
 	"/proc/sys/net/sdp",
 	"/proc/sys/net/ipv4/ip_unprivileged_port_start",
+	"/proc/sys/net/ipv4/ip_local_port_range",
 	"/proc/sys/net/core/message_burst",
 };
 
