@@ -673,6 +673,8 @@ static void test_fallback_listener_port_free_for_tcp(void)
 	char range[32], dflt[32], buf[64];
 	socklen_t len;
 
+	/* No CM id of an earlier test's socket has a port any more. */
+	wait_no_sockets();
 	CHECK(rdma_res_read(&before) == 0, "rdma resource show failed");
 	CHECK(read_file(PORT_RANGE_SYSCTL, dflt, sizeof(dflt)) == 0, "read %s",
 	      PORT_RANGE_SYSCTL);
@@ -698,13 +700,16 @@ static void test_fallback_listener_port_free_for_tcp(void)
 		      sockaddr_port(&got), base + PF_PORTS - 1);
 		check_tcp_client_reaches(l, &addr, sockaddr_port(&got));
 		close(l);
-		/* Its CM id, destroyed in the background, had the port. */
+		/*
+		 * Its CM id, destroyed in the background, has the port until
+		 * the socket is gone.
+		 */
+		wait_no_sockets();
 		CHECK(rdma_res_wait(&before, &now, WAIT_MS),
 		      "after %s: %s", how, rdma_res_str(&now, buf, sizeof(buf)));
 	}
 	for (i = 0; i < PF_PORTS - 1; i++)
 		close(hold[i]);
-	wait_no_sockets();
 }
 
 /*
