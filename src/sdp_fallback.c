@@ -654,6 +654,13 @@ static void sdp_fb_copy_opts(struct sdp_sock *ssk, struct socket *fb)
 		sdp_fb_opt(fb, SOL_IPV6, IPV6_TCLASS, t->tclass);
 }
 
+/* The length of a sockaddr of @family (AF_INET or AF_INET6). */
+static int sdp_fb_addrlen(int family)
+{
+	return family == AF_INET ? sizeof(struct sockaddr_in) :
+				   sizeof(struct sockaddr_in6);
+}
+
 /* The bound address of the SDP socket, for the TCP socket to bind. */
 static int sdp_fb_bind(struct sdp_sock *ssk, struct socket *fb)
 {
@@ -665,9 +672,7 @@ static int sdp_fb_bind(struct sdp_sock *ssk, struct socket *fb)
 	if (!test_bit(SDP_O_USER_PORT, &ssk->opts))
 		sdp_addr_set_port((struct sockaddr *)&ss, 0);
 	return kernel_bind(fb, (struct sockaddr *)&ss,
-			   ss.ss_family == AF_INET ?
-			   sizeof(struct sockaddr_in) :
-			   sizeof(struct sockaddr_in6));
+			   sdp_fb_addrlen(ss.ss_family));
 }
 
 /*
@@ -748,8 +753,7 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 	    ssk->daddr.ss_family != (ssk->fb ? ssk->fb->sk->sk_family :
 					       ssk->daddr.ss_family))
 		return -EOPNOTSUPP;
-	len = ssk->daddr.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
-						sizeof(struct sockaddr_in6);
+	len = sdp_fb_addrlen(ssk->daddr.ss_family);
 	err = sdp_fb_prepare(ssk, &fb);
 	if (err) {
 		net_dbg_ratelimited("no TCP fallback: error %d\n", err);
@@ -837,12 +841,6 @@ static int sdp_fb_sock(struct sdp_sock *ssk, int family, struct socket **fbp)
 	fb->sk->sk_bound_dev_if = sk->sk_bound_dev_if;
 	*fbp = fb;
 	return 0;
-}
-
-static int sdp_fb_addrlen(int family)
-{
-	return family == AF_INET ? sizeof(struct sockaddr_in) :
-				   sizeof(struct sockaddr_in6);
 }
 
 /* Ports sdp_fb_bind_any() takes from TCP before it lets the CM pick. */
