@@ -28,7 +28,7 @@
  * MSG_ZEROCOPY's notifications on the error queue (sk_error_queue, under
  * its own lock; only sendmsg() adds to it, under tx_mutex);
  * sdp_fallback.c carries a connect() that SDP cannot make on over a
- * kernel TCP socket (sdp_sock::fb), to which every call then goes.  Wire
+ * TCP socket (sdp_sock::fb), to which every call then goes.  Wire
  * formats are in sdp_proto.h, the wire rules
  * (message checks, credits, mseq) as pure functions in sdp_wire.h, kernel
  * interface differences in sdp_compat.h.
@@ -343,6 +343,8 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		/* IP_TOS or IPV6_TCLASS: the route's traffic class. */
 		rdma_set_service_type(ssk->id, ss.ss_family == AF_INET6 ?
 					       ssk->tcp.tclass : ssk->tcp.tos);
+		/* The TCP socket of a fallback is the caller's: made now. */
+		sdp_fb_ready(ssk);
 		/* A destination that just had no SDP: TCP at once. */
 		if (sdp_fb_enabled(ssk) && sdp_fb_cached(sock_net(sk), &ss) &&
 		    !sdp_fb_connect(ssk, SDP_FB_CACHED)) {

@@ -504,13 +504,14 @@ struct sdp_ka {
  *	buffered remainder are not interleaved with another thread's data
  * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
  * @tcp: TCP options set (sdp_sockopt.c); under lock_sock()
- * @fb: the kernel TCP socket of the first fallback, or NULL
- *	(sdp_fallback.c); set once, under lock_sock() and @lock, released
- *	by sdp_release() only, so that a call that read it may use it
+ * @fb: the TCP socket of a fallback, made by connect() with fallback
+ *	on (sdp_fb_ready()), or NULL (sdp_fallback.c); set once, under
+ *	lock_sock() and @lock, released by sdp_release() only, so that a
+ *	call that read it may use it
  * @fb_lsn: a listener's TCP listening socket (fallback on), or NULL;
  *	set and cleared under lock_sock() and @lock, read under lock_sock()
  *	or with READ_ONCE() (poll)
- * @fb_port: a kernel TCP socket bound to the port picked for a bind() to
+ * @fb_port: a TCP socket bound to the port picked for a bind() to
  *	port 0 with fallback on, keeping it for TCP until listen() or a
  *	fallback takes it over (sdp_fb_bind_any()), or NULL; under
  *	lock_sock()
@@ -816,7 +817,7 @@ static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
 	       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
 }
 
-/* The kernel TCP socket a fallen-back socket uses, or NULL. */
+/* The TCP socket a fallen-back socket uses, or NULL. */
 static inline struct socket *sdp_fb(const struct sdp_sock *ssk)
 {
 	return READ_ONCE(ssk->fb_on) ? READ_ONCE(ssk->fb) : NULL;

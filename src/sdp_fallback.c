@@ -7,8 +7,9 @@
  * When the SDP connection of a connect() cannot be made (no RDMA device
  * or route to the address, no SDP listener at the peer, no answer) and
  * the policy allows it (SDP_TCP_FALLBACK, else net.sdp.tcp_fallback), the
- * socket carries on over a kernel TCP socket to the same address and
- * port: sdp_sock::fb.  From then on every call of the socket goes to that
+ * socket carries on over a TCP socket to the same address and port:
+ * sdp_sock::fb, made by connect() as its caller's own (sdp_fb_ready(),
+ * sdp_fb_sock_new()).  From then on every call of the socket goes to that
  * TCP socket (af_sdp.c, sdp_sockopt.c ask sdp_fb()), and the SDP attempt's
  * CM id and QP go as a failed connect's do (SDP_F_ABORT, sdp_work()),
  * but without the socket seeing an error or a state change.  A listener
@@ -182,6 +183,53 @@ static void sdp_fb_cache_add(struct net *net,
 	spin_unlock_bh(&c->lock);
 }
 
+/*
+ * The cache sent a connect() to @ss straight to TCP (SDP_FB_CACHED), and
+ * TCP failed too: the next connect() tries SDP again.  Any context.
+ */
+static void sdp_fb_cache_forget(struct net *net,
+				const struct sockaddr_storage *ss)
+{
+	struct sdp_fb_cache *c = sdp_net(net)->fb_cache;
+	struct sdp_fb_dest k, *d;
+
+	if (!c)
+		return;
+	sdp_fb_key(ss, &k);
+	spin_lock_bh(&c->lock);
+	d = sdp_fb_find(c, &k);
+	if (d)
+		d->expires = 0;
+	spin_unlock_bh(&c->lock);
+}
+
+/*
+ * Whether a fallback for @why tells every socket of the namespace where
+ * SDP is not to be had: what the destination decided (it rejected us, it
+ * has no RDMA address or route, no RDMA device reaches it), or an attempt
+ * that got no answer within the namespace's own timeout.  Not an attempt
+ * that a socket gave up sooner (its SDP_TCP_FALLBACK_TIMEOUT shorter than
+ * net.sdp.tcp_fallback_timeout_ms): any user could otherwise send every
+ * other user's connections to a working SDP service over TCP.
+ */
+static bool sdp_fb_cacheable(const struct sdp_sock *ssk,
+			     enum sdp_fallback_reason why)
+{
+	switch (why) {
+	case SDP_FB_NO_DEVICE:
+	case SDP_FB_ADDR_ERROR:
+	case SDP_FB_ROUTE_ERROR:
+	case SDP_FB_REJECTED:
+		return true;
+	case SDP_FB_UNREACHABLE:
+		return !test_bit(SDP_O_FB_TMO_SET, &ssk->opts) ||
+		       ssk->fb_timeout_ms >=
+		       sdp_sysctl_tcp_fallback_timeout_ms(sock_net(&ssk->sk));
+	default:
+		return false;
+	}
+}
+
 #ifdef CONFIG_PROC_FS
 /* /proc/net/sdp_fallback: "address port reason expires_ms" per entry. */
 static int sdp_fb_cache_show(struct seq_file *seq, void *v)
@@ -343,7 +391,7 @@ static void sdp_fb_local_addr(struct sdp_sock *ssk, struct sock *tsk)
 static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 {
 	struct sock *sk = &ssk->sk;
-	bool changed = false;
+	bool changed = false, failed;
 	int state, err;
 
 	spin_lock_bh(&ssk->lock);
@@ -359,6 +407,8 @@ static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 	 */
 	smp_rmb();
 	err = READ_ONCE(tsk->sk_err);
+	failed = sk->sk_state == TCP_SYN_SENT && state == TCP_CLOSE &&
+		 ssk->fb_reason == SDP_FB_CACHED;
 	if (sk->sk_state != state) {
 		if (state == TCP_ESTABLISHED && sk->sk_state == TCP_SYN_SENT)
 			sdp_fb_local_addr(ssk, tsk);
@@ -377,6 +427,9 @@ static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 	}
 	ssk->fb_err = err;
 	spin_unlock_bh(&ssk->lock);
+	/* The cache sent it to TCP, which failed: SDP next time. */
+	if (failed)
+		sdp_fb_cache_forget(sock_net(sk), &ssk->daddr);
 	return changed;
 }
 
@@ -399,7 +452,7 @@ static struct sdp_sock *sdp_fb_user(const struct sock *tsk)
 
 /*
  * Urgent data came: TCP signals the owner of its socket's file, which
- * our kernel TCP socket has not; ours has (F_SETOWN): SIGURG to it, once
+ * our TCP socket has not (no file); ours has (F_SETOWN): SIGURG to it, once
  * per urgent byte.  From @tsk's data_ready, under its socket lock.
  */
 static void sdp_fb_urg(struct sdp_sock *ssk, struct sock *tsk)
@@ -654,6 +707,26 @@ static void sdp_fb_copy_opts(struct sdp_sock *ssk, struct socket *fb)
 		sdp_fb_opt(fb, SOL_IPV6, IPV6_TCLASS, t->tclass);
 }
 
+/*
+ * A TCP socket for @sk's TCP side, made as socket(2) makes the calling
+ * task's own (a user socket, not a kernel one): it holds its network
+ * namespace, so that its timers go on after close() as any TCP socket's
+ * do (those of a kernel socket stop at close, and it does not keep its
+ * namespace alive); and it carries the task's credentials (sk_uid), its
+ * cgroup (cgroup-BPF programs, the memory cgroup) and its LSM label, and
+ * the LSM may refuse it.  So it is made only in a call of the socket's
+ * user (bind(), listen(), connect()), never in a kernel worker: the
+ * fallback of an attempt that fails later, in the CM's worker or in
+ * sdp_work(), takes the one that its connect() made (sdp_fb_ready()).
+ */
+static int sdp_fb_sock_new(struct sock *sk, int family, struct socket **fbp)
+{
+	if (WARN_ON_ONCE(!in_task() || (current->flags & PF_KTHREAD)))
+		return -EINVAL;
+	return __sock_create(sock_net(sk), family, SOCK_STREAM, IPPROTO_TCP,
+			     fbp, 0);
+}
+
 /* The length of a sockaddr of @family (AF_INET or AF_INET6). */
 static int sdp_fb_addrlen(int family)
 {
@@ -675,17 +748,64 @@ static int sdp_fb_bind(struct sdp_sock *ssk, struct socket *fb)
 			   sdp_fb_addrlen(ss.ss_family));
 }
 
+/**
+ * sdp_fb_ready() - the TCP socket for a fallback, made at connect()
+ * @ssk: the socket, lock_sock() held, in connect() (the user's task),
+ *	ssk->daddr set
+ *
+ * With fallback on, a connect() makes the TCP socket that a fallback of
+ * its attempt will connect (sdp_fb_sock_new(): the fallback itself may
+ * run in a kernel worker), with what the socket was told and bound to its
+ * bound address: the one that sdp_fb_bind_any() kept for its port, or a
+ * new one.  That of an earlier attempt stays (sdp_fb_prepare() readies it
+ * again).  It stays until close().  If it cannot be made, connect() goes
+ * on without fallback.
+ */
+void sdp_fb_ready(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct socket *fb = ssk->fb_port;
+	int err;
+
+	sock_owned_by_me(sk);
+	if (ssk->fb || !sdp_fb_enabled(ssk))
+		return;
+	if (fb && fb->sk->sk_family == ssk->daddr.ss_family) {
+		/* Bound to the socket's port already (sdp_fb_bind_any()). */
+		ssk->fb_port = NULL;
+		sdp_fb_copy_opts(ssk, fb);
+	} else {
+		err = sdp_fb_sock_new(sk, ssk->daddr.ss_family, &fb);
+		if (err)
+			goto fail;
+		sdp_fb_copy_opts(ssk, fb);
+		err = sdp_fb_bind(ssk, fb);
+		if (err) {
+			sock_release(fb);
+			goto fail;
+		}
+	}
+	sdp_fb_hook(ssk, fb->sk);
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->fb, fb);
+	spin_unlock_bh(&ssk->lock);
+	return;
+
+fail:
+	net_dbg_ratelimited("no TCP socket for a fallback: error %d\n", err);
+}
+
 /*
- * The TCP socket for a fallback: a new one, with what the socket was
- * told, or the one of an earlier attempt, ready to connect again.
+ * The TCP socket for a fallback (made at connect(), sdp_fb_ready()),
+ * ready to connect, with what the socket was told since.
  */
 static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
 {
-	struct sock *sk = &ssk->sk;
 	struct socket *fb = ssk->fb;
-	int err;
 
-	if (fb) {
+	if (!fb)
+		return -EOPNOTSUPP;	/* sdp_fb_ready() could not make it */
+	if (fb->state != SS_UNCONNECTED) {
 		/*
 		 * Its last connect failed (CLOSE) and was reported: made
 		 * ready for another, as inet_stream_connect() does.
@@ -700,31 +820,8 @@ static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
 		ssk->fb_err = 0;
 		ssk->fb_err_copied = 0;
 		spin_unlock_bh(&ssk->lock);
-		sdp_fb_copy_opts(ssk, fb);
-		*fbp = fb;
-		return 0;
 	}
-	fb = ssk->fb_port;
-	if (fb && fb->sk->sk_family == ssk->daddr.ss_family) {
-		/* Bound to the socket's port already (sdp_fb_bind_any()). */
-		ssk->fb_port = NULL;
-		sdp_fb_copy_opts(ssk, fb);
-	} else {
-		err = sock_create_kern(sock_net(sk), ssk->daddr.ss_family,
-				       SOCK_STREAM, IPPROTO_TCP, &fb);
-		if (err)
-			return err;
-		sdp_fb_copy_opts(ssk, fb);
-		err = sdp_fb_bind(ssk, fb);
-		if (err) {
-			sock_release(fb);
-			return err;
-		}
-	}
-	sdp_fb_hook(ssk, fb->sk);
-	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->fb, fb);
-	spin_unlock_bh(&ssk->lock);
+	sdp_fb_copy_opts(ssk, fb);
 	*fbp = fb;
 	return 0;
 }
@@ -734,7 +831,7 @@ static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
  * @ssk: the socket, lock_sock() held, connecting to ssk->daddr (SYN_SENT)
  * @why: why the SDP connection cannot be made
  *
- * Gets the kernel TCP socket (sdp_fb_prepare()), starts its connect
+ * Gets the TCP socket (sdp_fb_prepare()), starts its connect
  * without waiting, and ends the SDP attempt.  The socket stays in
  * SYN_SENT until TCP's connect ends (sdp_fb_mirror()): connect() and
  * poll() see TCP's outcome.
@@ -767,7 +864,7 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 		sdp_queue_work(ssk);
 	spin_unlock_bh(&ssk->lock);
 	sdp_stat_fallback(ssk, why);
-	if (why != SDP_FB_CACHED)
+	if (sdp_fb_cacheable(ssk, why))
 		sdp_fb_cache_add(sock_net(sk), &ssk->daddr, why);
 
 	err = kernel_connect(fb, (struct sockaddr *)&ssk->daddr, len,
@@ -788,6 +885,8 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 		sdp_stat_fb_state(ssk, sk->sk_state, TCP_CLOSE);
 		WRITE_ONCE(sk->sk_state, TCP_CLOSE);
 		spin_unlock_bh(&ssk->lock);
+		if (why == SDP_FB_CACHED)
+			sdp_fb_cache_forget(sock_net(sk), &ssk->daddr);
 		sk->sk_state_change(sk);
 		sk_error_report(sk);
 		return 0;
@@ -830,8 +929,7 @@ static int sdp_fb_sock(struct sdp_sock *ssk, int family, struct socket **fbp)
 	struct socket *fb;
 	int err;
 
-	err = sock_create_kern(sock_net(sk), family, SOCK_STREAM, IPPROTO_TCP,
-			       &fb);
+	err = sdp_fb_sock_new(sk, family, &fb);
 	if (err)
 		return err;
 	if (sk->sk_reuse != SK_NO_REUSE)
@@ -853,7 +951,7 @@ static int sdp_fb_sock(struct sdp_sock *ssk, int family, struct socket **fbp)
  *
  * The RDMA CM picks a port for a bind to port 0 without looking at TCP's
  * (where a connection in TIME_WAIT, say, keeps a listener off a port), so
- * with fallback on TCP picks it: a kernel TCP socket binds to port 0 and
+ * with fallback on TCP picks it: a TCP socket binds to port 0 and
  * the CM id to the port that socket got.  The TCP socket keeps the port
  * (sdp_sock::fb_port) until listen() makes it the TCP listener, a
  * fallback its connection (sdp_fb_prepare()), or close() releases it.  A
@@ -1029,6 +1127,16 @@ struct sock *sdp_fb_accept(struct sdp_sock *lssk)
 		return NULL;
 	if (err)
 		return ERR_PTR(err);
+	/*
+	 * It inherited the listener's callback, without the listener
+	 * (SK_USER_DATA_NOCOPY): TCP's own goes back first, before the
+	 * socket can leave our hands (a pointer into this module must not
+	 * outlive it in a lingering TCP socket).
+	 */
+	write_lock_bh(&fb->sk->sk_callback_lock);
+	fb->sk->sk_data_ready = lssk->fb_ops[SDP_FB_EV_DATA].fn;
+	sdp_fb_set_user(fb->sk, NULL);
+	write_unlock_bh(&fb->sk->sk_callback_lock);
 	sk = sdp_sock_alloc(sock_net(&lssk->sk), &lssk->sk, 0);
 	if (!sk) {
 		sock_release(fb);
@@ -1038,14 +1146,6 @@ struct sock *sdp_fb_accept(struct sdp_sock *lssk)
 	sdp_fb_addr(fb, &ssk->saddr, 0);
 	sdp_fb_addr(fb, &ssk->daddr, 1);
 	sdp_fb_copy_opts(ssk, fb);
-	/*
-	 * It inherited the listener's callback, without the listener
-	 * (SK_USER_DATA_NOCOPY): TCP's own goes back first.
-	 */
-	write_lock_bh(&fb->sk->sk_callback_lock);
-	fb->sk->sk_data_ready = lssk->fb_ops[SDP_FB_EV_DATA].fn;
-	sdp_fb_set_user(fb->sk, NULL);
-	write_unlock_bh(&fb->sk->sk_callback_lock);
 	sdp_fb_hook(ssk, fb->sk);
 	spin_lock_bh(&ssk->lock);
 	ssk->fb_reason = SDP_FB_TCP_CLIENT;
@@ -1198,6 +1298,13 @@ int sdp_fb_setsockopt(struct sdp_sock *ssk, int level, int optname,
 
 	if (level == SOL_SOCKET)
 		return sock_setsockopt(fb, level, optname, optval, optlen);
+	/*
+	 * No upper layer protocol (kTLS, ...): it would keep our callbacks
+	 * as TCP's and call them after this module let go of the socket,
+	 * or is gone.
+	 */
+	if (level == SOL_TCP && optname == TCP_ULP)
+		return -EOPNOTSUPP;
 	return fb->ops->setsockopt(fb, level, optname, optval, optlen);
 }
 

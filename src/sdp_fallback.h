@@ -21,6 +21,7 @@ bool sdp_fb_enabled(const struct sdp_sock *ssk);
 bool sdp_fb_cached(struct net *net, const struct sockaddr_storage *ss);
 int sdp_fb_net_init(struct net *net);
 void sdp_fb_net_exit(struct net *net);
+void sdp_fb_ready(struct sdp_sock *ssk);
 int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why);
 void sdp_fb_reset(struct sdp_sock *ssk);
 unsigned int sdp_fb_timeout_ms(const struct sdp_sock *ssk);
@@ -35,7 +36,7 @@ struct sock *sdp_fb_accept(struct sdp_sock *lssk);
 
 /*
  * The socket's calls once it uses TCP (sdp_sock::fb set): each goes to
- * the kernel TCP socket, with the socket-level options in force.
+ * the TCP socket, with the socket-level options in force.
  */
 int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len);
 int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,

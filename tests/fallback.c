@@ -23,9 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <net/if.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include <linux/sdp.h>
 #include <rdma/rdma_cma.h>
 
@@ -1219,7 +1226,9 @@ static void silent_cm_close(struct silent_cm *s)
  * answers (librdmacm's, here).  With fallback on, the SDP attempt gives
  * up after SDP_TCP_FALLBACK_TIMEOUT (reason unreachable) and the TCP
  * listener on the same port answers, blocking and nonblocking.  The
- * option reads net.sdp.tcp_fallback_timeout_ms until it is set.
+ * option reads net.sdp.tcp_fallback_timeout_ms until it is set.  The
+ * destination enters the negative cache only when the attempt had the
+ * namespace's timeout, not a shorter one of its socket's.
  */
 static void test_fallback_unreachable(void)
 {
@@ -1288,6 +1297,21 @@ static void test_fallback_unreachable(void)
 		close(s);
 		close(fd);
 	}
+	/*
+	 * A timeout the socket chose, shorter than the namespace's, says
+	 * nothing of the destination to the namespace's other sockets.
+	 */
+	CHECK(!cache_lists(&addr, -1, true),
+	      "a socket's 300-ms timeout put the destination in the cache");
+	/* The namespace's own does. */
+	CHECK(write_file(FB_TIMEOUT_SYSCTL, "300") == 0, "write %s",
+	      FB_TIMEOUT_SYSCTL);
+	fd = sdp_socket(1, 0);
+	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, SDP_FB_UNREACHABLE);
+	close(s);
+	close(fd);
 	CHECK(cache_lists(&addr, SDP_FB_UNREACHABLE, true),
 	      "the destination is not in the negative cache");
 
@@ -1657,6 +1681,573 @@ static void test_fallback_races(void)
 	      rdma_res_str(&base, b0, sizeof(b0)));
 }
 
+/* ---- the fallback's TCP sockets, as a hostile user or peer sees them ---- */
+
+/* A connection in /proc/net/tcp (or tcp6): its state, timer and owner. */
+struct tcp_row {
+	unsigned int st;	/* TCP_ESTABLISHED, ... */
+	unsigned int timer;	/* 0 none, 1 retransmit, 2 keepalive, 4 probe */
+	unsigned int uid;
+	unsigned long tx_queue;
+};
+
+/*
+ * The row of the connection from local port @lport to remote port @rport
+ * in the namespace of this process; false if there is none.
+ */
+static bool tcp_row_of(int family, uint16_t lport, uint16_t rport,
+		       struct tcp_row *r)
+{
+	FILE *f = fopen(family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp",
+			"r");
+	char line[512], la[64], ra[64];
+	unsigned int lp, rp, tr;
+	unsigned long txq, rxq;
+	bool found = false;
+
+	CHECK(f, "/proc/net/tcp: %s", strerror(errno));
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %*u: %63[0-9A-Fa-f]:%x %63[0-9A-Fa-f]:%x %x %lx:%lx %x:%*x %*x %u",
+			   la, &lp, ra, &rp, &r->st, &txq, &rxq, &tr,
+			   &r->uid) != 9)
+			continue;
+		if (lp != lport || rp != rport)
+			continue;
+		r->timer = tr;
+		r->tx_queue = txq;
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* @fd's local and remote ports. */
+static void ports_of(int fd, uint16_t *lport, uint16_t *rport)
+{
+	struct sockaddr_storage a;
+
+	local_addr(fd, &a);
+	*lport = sockaddr_port(&a);
+	peer_addr(fd, &a);
+	*rport = sockaddr_port(&a);
+}
+
+/*
+ * Run @fn(@arg) in a child as uid/gid 65534, in the cgroup @cgroup
+ * unless NULL; its exit status.
+ */
+static int as_nobody(const char *cgroup, int (*fn)(void *arg), void *arg)
+{
+	char procs[256];
+	int status;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+		if (cgroup && write_file(procs, "0"))
+			_exit(3);
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(fn(arg));
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int fallback_uid_child(void *arg)
+{
+	const struct sockaddr_storage *addr = arg;
+	struct sdp_info info;
+	socklen_t len = sizeof(info);
+	uint16_t lport, rport;
+	struct tcp_row r;
+	int fd, one = 1;
+
+	fd = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &one, sizeof(one)))
+		return 10;
+	if (connect(fd, (const struct sockaddr *)addr, sockaddr_len(addr)))
+		return 11;
+	if (getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len) ||
+	    info.sdpi_fallback_reason != SDP_FB_REJECTED)
+		return 12;
+	ports_of(fd, &lport, &rport);
+	if (!tcp_row_of(addr->ss_family, lport, rport, &r))
+		return 13;
+	return r.uid == 65534 ? 0 : 14;
+}
+
+/*
+ * The TCP socket of a fallback is its user's: a connect() by uid 65534,
+ * whose SDP attempt the peer rejects (the fallback then starts in the RDMA
+ * CM's worker), has a TCP connection that /proc/net/tcp (as ss -e) shows
+ * owned by 65534, not by root.
+ */
+static void test_fallback_tcp_socket_is_the_users(void)
+{
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), st;
+
+	st = as_nobody(NULL, fallback_uid_child, &addr);
+	CHECK(st == 0, "uid 65534's fallback: %s",
+	      st == 11 ? "connect failed" :
+	      st == 12 ? "not fallen back as rejected" :
+	      st == 13 ? "no TCP connection in /proc/net/tcp" :
+	      st == 14 ? "its TCP connection is not owned by uid 65534" :
+			 "the child failed");
+	close(l);
+}
+
+/* A cgroup-BPF program that refuses every connect() of @family. */
+static int bpf_deny_connect(int family)
+{
+	struct bpf_insn insns[] = {
+		/* r0 = 0 (deny); exit */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
+	a.expected_attach_type = family == AF_INET6 ?
+				 BPF_CGROUP_INET6_CONNECT :
+				 BPF_CGROUP_INET4_CONNECT;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = 2;
+	a.license = (uintptr_t)"GPL";
+	return syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+#define CGROUP_DENY	CGROUP_ROOT "/sdp-test-deny"
+
+static int cgroup_deny_child(void *arg)
+{
+	const struct sockaddr_storage *addr = arg;
+	int fd, one = 1;
+
+	/* The policy holds for TCP ... */
+	fd = socket(addr->ss_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return 11;
+	if (connect(fd, (const struct sockaddr *)addr, sockaddr_len(addr)) !=
+	    -1 || errno != EPERM)
+		return 12;
+	close(fd);
+	/* ... and for an SDP socket that falls back to TCP. */
+	fd = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &one, sizeof(one)))
+		return 13;
+	if (connect(fd, (const struct sockaddr *)addr, sockaddr_len(addr)) !=
+	    -1)
+		return 14;
+	return errno == EPERM ? 0 : 15;
+}
+
+/*
+ * A cgroup-BPF connect program (what systemd's IPAddressDeny= and
+ * SocketBindDeny= use) that denies the destination denies the fallback
+ * too: the TCP socket is in its user's cgroup, not the kernel worker's.
+ */
+static void test_fallback_cgroup_bpf_connect_denied(void)
+{
+	struct sockaddr_storage addr;
+	union bpf_attr a;
+	int l, prog, cg, st;
+
+	if (access(CGROUP_ROOT "/cgroup.procs", F_OK)) {
+		mkdir(CGROUP_ROOT, 0755);
+		CHECK(mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL) == 0,
+		      "mount cgroup2: %s", strerror(errno));
+	}
+	l = tcp_listener(&addr);
+	rmdir(CGROUP_DENY);
+	CHECK_OK(mkdir(CGROUP_DENY, 0755));
+	cg = open(CGROUP_DENY, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(cg >= 0, "%s: %s", CGROUP_DENY, strerror(errno));
+	prog = bpf_deny_connect(addr.ss_family);
+	CHECK(prog >= 0, "BPF_PROG_LOAD: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.target_fd = cg;
+	a.attach_bpf_fd = prog;
+	a.attach_type = addr.ss_family == AF_INET6 ? BPF_CGROUP_INET6_CONNECT :
+						     BPF_CGROUP_INET4_CONNECT;
+	CHECK(syscall(__NR_bpf, BPF_PROG_ATTACH, &a, sizeof(a)) == 0,
+	      "BPF_PROG_ATTACH: %s", strerror(errno));
+
+	st = as_nobody(CGROUP_DENY, cgroup_deny_child, &addr);
+	CHECK(st == 0, "in a cgroup that denies connect(): %s",
+	      st == 3 ? "could not join the cgroup" :
+	      st == 12 ? "plain TCP was not denied (EPERM)" :
+	      st == 14 ? "the fallback connected around the policy" :
+	      st == 15 ? "the fallback failed, but not with EPERM" :
+			 "the child failed");
+
+	CHECK_OK(syscall(__NR_bpf, BPF_PROG_DETACH, &a, sizeof(a)));
+	close(prog);
+	close(cg);
+	CHECK_OK(rmdir(CGROUP_DENY));
+	close(l);
+}
+
+#define ORPHAN_RETRIES	"/proc/sys/net/ipv4/tcp_orphan_retries"
+#define PEER_NS		"sdpfbpeer"
+#define PEER_ADDR	"10.73.0.2"
+
+/*
+ * A peer host that can go silent: the network namespace PEER_NS behind
+ * a veth pair (no RDMA device: SDP falls back for that), 10.73.0.1 here
+ * and PEER_ADDR there; sdpv0 down, and nothing reaches it any more.
+ */
+static void peer_ns_up(void)
+{
+	IP("netns", "del", PEER_NS);
+	IP("link", "del", "sdpv0");
+	CHECK(IP("netns", "add", PEER_NS) == 0, "ip netns add failed");
+	CHECK(IP("link", "add", "sdpv0", "type", "veth", "peer", "name",
+		 "sdpv1", "netns", PEER_NS) == 0, "ip link add veth failed");
+	CHECK(IP("addr", "add", "10.73.0.1/24", "dev", "sdpv0") == 0 &&
+	      IP("link", "set", "sdpv0", "up") == 0 &&
+	      IP("-n", PEER_NS, "addr", "add", PEER_ADDR "/24", "dev",
+		 "sdpv1") == 0 &&
+	      IP("-n", PEER_NS, "link", "set", "sdpv1", "up") == 0,
+	      "addressing the veth pair failed");
+}
+
+static void peer_ns_down(void)
+{
+	CHECK(IP("link", "del", "sdpv0") == 0, "ip link del failed");
+	CHECK(IP("netns", "del", PEER_NS) == 0, "ip netns del failed");
+}
+
+/*
+ * A TCP server in PEER_NS (a child process, killed with its process
+ * group by the test runner) that accepts @n clients and never reads,
+ * with small buffers; its address in @addr.
+ */
+static pid_t peer_ns_sink(struct sockaddr_storage *addr, int n)
+{
+	int pipefd[2], l, fd, i;
+	socklen_t len;
+	pid_t pid;
+
+	CHECK_OK(pipe(pipefd));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		fd = open("/run/netns/" PEER_NS, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNET))
+			_exit(2);
+		len = make_sockaddr(addr, PEER_ADDR, 0);
+		l = socket(AF_INET, SOCK_STREAM, 0);
+		set_bufsize(l, 4096);
+		if (bind(l, (struct sockaddr *)addr, len) || listen(l, n) ||
+		    getsockname(l, (struct sockaddr *)addr, &len) ||
+		    write(pipefd[1], addr, sizeof(*addr)) != sizeof(*addr))
+			_exit(3);
+		for (i = 0; i < n; i++)
+			if (accept(l, NULL, NULL) < 0)
+				_exit(4);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	CHECK(read(pipefd[0], addr, sizeof(*addr)) == sizeof(*addr),
+	      "the peer namespace's server did not start");
+	close(pipefd[0]);
+	return pid;
+}
+
+/*
+ * @c connected to a peer that never reads: fill what it takes, and note
+ * its ports.
+ */
+static void fill(int c, uint16_t *lport, uint16_t *rport)
+{
+	char buf[4096];
+	int i;
+
+	set_nonblock(c, true);
+	memset(buf, 'o', sizeof(buf));
+	for (i = 0; i < 4096 && write(c, buf, sizeof(buf)) > 0; i++)
+		;
+	CHECK(errno == EAGAIN, "filling: %s", strerror(errno));
+	ports_of(c, lport, rport);
+}
+
+/*
+ * A closed fallen-back socket's TCP connection lives on as a user TCP
+ * socket's does, side by side with a plain TCP socket's: both fill what
+ * a peer that never reads takes, the peer goes silent (its link down),
+ * and both close with their data queued.  Each orphan keeps trying (a
+ * timer in /proc/net/tcp) and is reaped after
+ * net.ipv4.tcp_orphan_retries tries.  (A kernel socket's timers stop at
+ * close: its orphan would hold its data, unsent, for ever, and a peer
+ * that came back would never get the rest, nor a FIN.)
+ */
+static void test_fallback_orphan_as_tcp(void)
+{
+	struct sockaddr_storage addr;
+	uint16_t lp[2], rp[2];
+	struct tcp_row r[2];
+	long long t0;
+	bool gone[2];
+	pid_t sink;
+	int c[2], i;
+
+	peer_ns_up();
+	sink = peer_ns_sink(&addr, 2);
+
+	c[0] = socket(addr.ss_family, SOCK_STREAM, 0);
+	CHECK_OK(connect(c[0], (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	c[1] = sdp_socket(1, 0);
+	CHECK_OK(connect(c[1], (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	check_fallen_back(c[1], SDP_FB_NO_DEVICE);
+	for (i = 0; i < 2; i++)
+		fill(c[i], &lp[i], &rp[i]);
+	/* The peer goes silent, then both close with their data queued. */
+	CHECK(IP("link", "set", "sdpv0", "down") == 0, "ip link set down");
+	close(c[0]);
+	close(c[1]);
+
+	/* Both keep trying ... */
+	t0 = now_ms();
+	do {
+		for (i = 0; i < 2; i++)
+			CHECK(tcp_row_of(addr.ss_family, lp[i], rp[i], &r[i]),
+			      "%s orphan gone at once",
+			      i ? "the fallback's" : "plain TCP's");
+		if (r[0].timer && r[1].timer)
+			break;
+		sleep_ms_poll(20);
+	} while (now_ms() - t0 < WAIT_MS);
+	CHECK(r[0].timer, "plain TCP's orphan has no timer (st %02X)",
+	      r[0].st);
+	CHECK(r[1].timer,
+	      "the fallback's orphan has no timer: st %02X, %lu bytes queued",
+	      r[1].st, r[1].tx_queue);
+
+	/*
+	 * ... and both are reaped after one more try (tests/lib/tap.c puts
+	 * the sysctl back), within a bound.
+	 */
+	CHECK(write_file(ORPHAN_RETRIES, "1") == 0, "write %s", ORPHAN_RETRIES);
+	t0 = now_ms();
+	do {
+		for (i = 0; i < 2; i++)
+			gone[i] = !tcp_row_of(addr.ss_family, lp[i], rp[i],
+					      &r[i]);
+		if (gone[0] && gone[1])
+			break;
+		sleep_ms_poll(100);
+	} while (now_ms() - t0 < 30000);
+	CHECK(gone[0], "plain TCP's orphan not reaped in 30 s");
+	CHECK(gone[1], "the fallback's orphan not reaped in 30 s (timer %u, st %02X)",
+	      r[1].timer, r[1].st);
+
+	kill(sink, SIGKILL);
+	waitpid(sink, NULL, 0);
+	peer_ns_down();
+}
+
+/*
+ * The namespace goes while a fallen-back socket's orphan lingers: in a
+ * new network namespace (no RDMA device there: fallback for no device),
+ * a connection to a peer that never reads; the socket closes with data
+ * queued, the loopback goes down (the peer's reset never comes), and
+ * every process leaves the namespace.  The orphan keeps its namespace
+ * until it is reaped; a debug kernel (KASAN, slub_debug) reports any use
+ * of a freed one, and the harness fails on it.
+ */
+static void test_fallback_netns_dismantled(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		struct ifreq ifr = { .ifr_name = "lo" };
+		char buf[4096];
+		socklen_t len = sizeof(a);
+		int l, c, s, i, one = 1, ctl;
+
+		if (unshare(CLONE_NEWNET))
+			_exit(10);
+		ctl = socket(AF_INET, SOCK_DGRAM, 0);
+		ifr.ifr_flags = IFF_UP;
+		if (ctl < 0 || ioctl(ctl, SIOCSIFFLAGS, &ifr))
+			_exit(11);
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		l = socket(AF_INET, SOCK_STREAM, 0);
+		set_bufsize(l, 4096);
+		if (l < 0 || bind(l, (struct sockaddr *)&a, len) ||
+		    listen(l, 1) || getsockname(l, (struct sockaddr *)&a, &len))
+			_exit(12);
+		c = socket(AF_INET_SDP, SOCK_STREAM, 0);
+		if (c < 0 ||
+		    setsockopt(c, SOL_SDP, SDP_TCP_FALLBACK, &one, sizeof(one)) ||
+		    connect(c, (struct sockaddr *)&a, sizeof(a)))
+			_exit(13);
+		s = accept(l, NULL, NULL);
+		if (s < 0)
+			_exit(14);
+		set_nonblock(c, true);
+		memset(buf, 'n', sizeof(buf));
+		for (i = 0; i < 4096 && write(c, buf, sizeof(buf)) > 0; i++)
+			;
+		close(c);
+		ifr.ifr_flags = 0;
+		if (ioctl(ctl, SIOCSIFFLAGS, &ifr))
+			_exit(15);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child in its namespace failed: status %#x", status);
+	/* The namespace's teardown runs in the background meanwhile. */
+	sleep_ms_poll(2000);
+}
+
+/*
+ * No upper layer protocol on a fallen-back socket: kTLS would keep the
+ * module's callbacks as TCP's and call them after the module let go of
+ * the socket.  TCP_ULP fails with EOPNOTSUPP, and the connection goes on.
+ */
+static void test_fallback_no_ulp(void)
+{
+	struct sockaddr_storage addr;
+	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
+
+	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(fd, SDP_FB_REJECTED);
+	CHECK(setsockopt(fd, SOL_TCP, TCP_ULP, "tls", 3) == -1 &&
+	      errno == EOPNOTSUPP, "TCP_ULP tls: %s, not EOPNOTSUPP",
+	      errno ? strerror(errno) : "taken");
+	exchange(fd, s, 4096);
+	close(fd);
+	close(s);
+	close(l);
+}
+
+static int cache_poison_child(void *arg)
+{
+	const struct sockaddr_storage *addr = arg;
+	struct sdp_info info;
+	socklen_t len = sizeof(info);
+	int fd, one = 1, ms = 1;
+
+	fd = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT, &ms, sizeof(ms)))
+		return 10;
+	if (connect(fd, (const struct sockaddr *)addr, sockaddr_len(addr)))
+		return 11;
+	if (getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len))
+		return 12;
+	return info.sdpi_fallback_reason == SDP_FB_UNREACHABLE ? 0 : 13;
+}
+
+/*
+ * The negative cache holds what the destination decided, not what one
+ * user's socket chose: uid 65534's connect() with a 1-ms fallback timeout
+ * gives up on SDP (unreachable: the RDMA CM there takes requests and
+ * does not answer in time), but the destination does not enter the
+ * cache, and another user's connect() makes its own SDP attempt (given
+ * up after the namespace's timeout, then cached), not a cached one.
+ */
+static void test_fallback_cache_not_poisoned(void)
+{
+	struct sockaddr_storage addr;
+	struct stats before, after;
+	struct silent_cm cm;
+	int l, c, s, st;
+
+	silent_cm_open(&cm, &addr);
+	l = socket(addr.ss_family, SOCK_STREAM, 0);
+	CHECK_OK(bind(l, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	CHECK_OK(listen(l, 8));
+	CHECK(write_file(FB_TIMEOUT_SYSCTL, "300") == 0, "write %s",
+	      FB_TIMEOUT_SYSCTL);
+
+	st = as_nobody(NULL, cache_poison_child, &addr);
+	CHECK(st == 0, "uid 65534's 1-ms connect: %s",
+	      st == 11 ? "connect failed" :
+	      st == 13 ? "not given up as unreachable" : "the child failed");
+	close(net_accept(l, WAIT_MS));
+	CHECK(!cache_lists(&addr, -1, true),
+	      "a 1-ms timeout put the destination in the negative cache");
+
+	stats_read(&before);
+	c = sdp_socket(1, 0);
+	CHECK_OK(connect(c, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	check_fallen_back(c, SDP_FB_UNREACHABLE);
+	stats_read(&after);
+	CHECK(stat_of(&after, "FallbackCached") ==
+	      stat_of(&before, "FallbackCached"),
+	      "another user's connect() was sent to TCP from the cache");
+	CHECK(cache_lists(&addr, SDP_FB_UNREACHABLE, true),
+	      "the namespace's own timeout did not cache the destination");
+	close(s);
+	close(c);
+	silent_cm_close(&cm);
+	close(l);
+}
+
+/*
+ * A destination in the cache whose TCP connect fails is tried over SDP
+ * again: the peer rejected SDP (cached), then nobody listens on TCP
+ * either; the refused connect() takes it out of the cache, and the next
+ * connect() makes an SDP attempt (FallbackRejected, not FallbackCached).
+ */
+static void test_fallback_cache_forgets_refused(void)
+{
+	struct sockaddr_storage addr;
+	struct stats before, after;
+	int l = tcp_listener(&addr), fd, s;
+
+	fd = sdp_socket(1, 0);
+	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
+	s = net_accept(l, WAIT_MS);
+	close(s);
+	close(fd);
+	CHECK(cache_lists(&addr, SDP_FB_REJECTED, true),
+	      "the destination is not in the cache");
+	close(l);		/* TCP refuses it now too */
+	fd = sdp_socket(1, 0);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == ECONNREFUSED, "connect: %s, not ECONNREFUSED",
+	      strerror(errno));
+	check_fallen_back(fd, SDP_FB_CACHED);
+	close(fd);
+	CHECK(!cache_lists(&addr, -1, true),
+	      "a refused TCP connect left the destination in the cache");
+	stats_read(&before);
+	fd = sdp_socket(1, 0);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+	      errno == ECONNREFUSED, "connect: %s, not ECONNREFUSED",
+	      strerror(errno));
+	close(fd);
+	stats_read(&after);
+	CHECK(stat_of(&after, "FallbackRejected") -
+	      stat_of(&before, "FallbackRejected") == 1 &&
+	      stat_of(&after, "FallbackCached") ==
+	      stat_of(&before, "FallbackCached"),
+	      "FallbackRejected +%lld, FallbackCached +%lld: SDP not tried again",
+	      stat_of(&after, "FallbackRejected") -
+	      stat_of(&before, "FallbackRejected"),
+	      stat_of(&after, "FallbackCached") -
+	      stat_of(&before, "FallbackCached"));
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_off),
 	TAP_TEST(test_fallback_rejected),
@@ -1680,6 +2271,13 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_unreachable),
 	TAP_TEST(test_fallback_example),
 	TAP_TEST(test_fallback_races),
+	TAP_TEST(test_fallback_tcp_socket_is_the_users),
+	TAP_TEST(test_fallback_cgroup_bpf_connect_denied),
+	TAP_TEST(test_fallback_orphan_as_tcp),
+	TAP_TEST(test_fallback_netns_dismantled),
+	TAP_TEST(test_fallback_no_ulp),
+	TAP_TEST(test_fallback_cache_not_poisoned),
+	TAP_TEST(test_fallback_cache_forgets_refused),
 };
 
 TAP_MAIN(tests)
