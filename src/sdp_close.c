@@ -39,6 +39,10 @@
  *  any open      protocol error, failed      CLOSE; ECONNRESET, AbortConn to
  *                completion, device gone     the peer where it can still
  *                (sdp_abort)                 go (ENETDOWN: device gone)
+ *  established   QP in the error state       CLOSE; ECONNRESET
+ *                unexplained (a flush we     (AbortOnCqError)
+ *                did not start:
+ *                sdp_cq_flushed)
  *  any open      CM DISCONNECTED             CLOSE if the peer's DisConn
  *                (sdp_close_cm_disconnected) came and ours was posted,
  *                                            else abort
