@@ -247,6 +247,16 @@ static void sdp_cq_event(struct ib_cq *cq, void *ctx)
 	irq_poll_sched(&ssk->iop);
 }
 
+/*
+ * An asynchronous event of the CQ: IB_EVENT_CQ_ERR (it overran), the only
+ * one a CQ has; its completions are lost and the QP goes to the error
+ * state.  Any context.
+ */
+static void sdp_cq_error(struct ib_event *ev, void *ctx)
+{
+	sdp_conn_fatal(ctx, ib_event_msg(ev->event));
+}
+
 int sdp_cq_create(struct sdp_sock *ssk, int ncqe)
 {
 	struct ib_cq_init_attr attr = {
@@ -255,7 +265,8 @@ int sdp_cq_create(struct sdp_sock *ssk, int ncqe)
 	};
 	struct ib_cq *cq;
 
-	cq = ib_create_cq(ssk->sdev->ibdev, sdp_cq_event, NULL, ssk, &attr);
+	cq = ib_create_cq(ssk->sdev->ibdev, sdp_cq_event, sdp_cq_error, ssk,
+			  &attr);
 	if (IS_ERR(cq)) {
 		sdp_device_vector_put(ssk->sdev, attr.comp_vector);
 		return PTR_ERR(cq);
