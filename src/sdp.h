@@ -143,7 +143,8 @@ enum {
  * whoever holds it sees them agree with the rings, credits and sk_state
  * (the completion handlers test them under it); except QUEUED, under the
  * listener's sdp_sock::lock with the accept queue, DEV_GONE, under
- * sdp_sock_list_lock (sdp_diag.c) by the device scan, and HALF_OPEN.
+ * sdp_sock_list_lock (sdp_diag.c) by the device scan, HALF_OPEN, and
+ * QP_FATAL, set in whatever context the device reports an error event.
  */
 enum {
 	SDP_F_QP,		/* QP, CQ and rings exist */
@@ -186,6 +187,10 @@ enum {
 	SDP_F_TX_PIECE,		/* a part of slot tx_post is posted, the
 				 * rest waits for its completion
 				 * (sdp_tx_push())
+				 */
+	SDP_F_QP_FATAL,		/* an error event of the QP, the CQ or the
+				 * device: sdp_work() aborts
+				 * (sdp_conn_fatal())
 				 */
 	SDP_F_TX_FILLING,	/* sendmsg() is copying into slot tx_head
 				 * without the lock: only it may commit it
@@ -679,6 +684,8 @@ static inline void sdp_flags_clear_conn(struct sdp_sock *ssk)
  * @removing: the device is going away; sdp_device_get() fails
  * @reg_acked: register memory only on a send queue with nothing
  *	unacknowledged (Soft-RoCE, sdp_add_one())
+ * @event: the device's asynchronous events (IB_EVENT_DEVICE_FATAL)
+ * @fatal_work: aborts every connection on a device that failed
  */
 struct sdp_device {
 	struct ib_device *ibdev;
@@ -687,6 +694,8 @@ struct sdp_device {
 	bool removing;
 	bool reg_acked;
 	atomic_t *vec_use;	/* CQs on each completion vector */
+	struct ib_event_handler event;
+	struct work_struct fatal_work;
 };
 
 /*
@@ -777,6 +786,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_conn_renew(struct sdp_sock *ssk);
 struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk);
+void sdp_conn_fatal(struct sdp_sock *ssk, const char *what);
 int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
 /* Before waiting: -EAGAIN when the timeout is over, -EINTR etc. on a signal */

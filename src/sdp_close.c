@@ -39,6 +39,11 @@
  *  any open      protocol error, failed      CLOSE; ECONNRESET, AbortConn to
  *                completion, device gone     the peer where it can still
  *                (sdp_abort)                 go (ENETDOWN: device gone)
+ *  established   QP in the error state       CLOSE; ECONNRESET
+ *                unexplained (a flush we     (AbortOnCqError)
+ *                did not start, an error
+ *                event: sdp_cq_flushed,
+ *                sdp_conn_fatal)
  *  any open      CM DISCONNECTED             CLOSE if the peer's DisConn
  *                (sdp_close_cm_disconnected) came and ours was posted,
  *                                            else abort
@@ -492,6 +497,9 @@ void sdp_work(struct work_struct *work)
 	}
 	spin_lock_bh(&ssk->lock);
 	qp = test_bit(SDP_F_QP, &ssk->flags);
+	/* An error event of the QP, CQ or device (sdp_conn_fatal()). */
+	if (qp && test_bit(SDP_F_QP_FATAL, &ssk->flags))
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	held = sdp_abort_in_flight(ssk);
 	if (held)	/* come back when the wait for it is over */
 		sdp_queue_work_delayed(ssk, ssk->abort_sent +

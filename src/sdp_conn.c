@@ -51,6 +51,27 @@ void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	}
 }
 
+/**
+ * sdp_conn_fatal() - an error event of the connection's QP, CQ or device
+ * @ssk: the socket
+ * @what: the event, for the log
+ *
+ * The QP is in the error state, or as good as (a CQ that overran lost
+ * completions; a device that failed), and no CM event need follow: the
+ * peer's CM connection may well stay up.  Counted and logged here, once
+ * per connection; sdp_work() aborts, as for a reset (sdp_sock::lock is
+ * not taken in hard interrupt context, where a device may report it).
+ * Any context.
+ */
+void sdp_conn_fatal(struct sdp_sock *ssk, const char *what)
+{
+	if (test_and_set_bit(SDP_F_QP_FATAL, &ssk->flags))
+		return;
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ASYNC_ERRORS);
+	sdp_warn_peer(ssk, "%s; aborting\n", what);
+	sdp_queue_work(ssk);
+}
+
 /*
  * Asynchronous events of the QP, in whatever context the device reports
  * them (interrupt, softirq).  COMM_EST: the passive side's QP received a
@@ -60,7 +81,10 @@ void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
  * had come (RDMA_CM_EVENT_ESTABLISHED); otherwise a lost RTU would leave
  * the passive side waiting until its CM gives up and rejects a
  * connection the peer already uses.  rdma_notify() only queues the CM's
- * work.  The id outlives the QP, whose events end with its destruction.
+ * work.  The errors (the peer's RDMA through a bad key, a request our QP
+ * could not carry out, any other fatal one) put the QP in the error
+ * state with no CM event: fatal for the connection (sdp_conn_fatal()).
+ * The id outlives the QP, whose events end with its destruction.
  */
 static void sdp_qp_event(struct ib_event *ev, void *ctx)
 {
@@ -70,8 +94,12 @@ static void sdp_qp_event(struct ib_event *ev, void *ctx)
 	case IB_EVENT_COMM_EST:
 		rdma_notify(ssk->id, IB_EVENT_COMM_EST);
 		break;
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		sdp_conn_fatal(ssk, ib_event_msg(ev->event));
+		break;
 	default:
-		/* Errors show in the completions, which abort. */
 		sdp_warn_peer(ssk, "QP event: %s\n", ib_event_msg(ev->event));
 		break;
 	}

@@ -126,6 +126,35 @@ void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 }
 
 /*
+ * A completion was flushed: the QP is in the error state.  We put it
+ * there ourselves only once the connection is over: an abort
+ * (SDP_F_ABORT), a disconnect, ours or the peer's (SDP_F_CM_DISCONNECT),
+ * the teardown (sdp_conn_detach() sets both); and the CM does on a
+ * reject, before the connection is established.  A failed RDMA read of
+ * ours explains it too (its reader reports the error, sdp_zc_recv()), as
+ * does a device going away (sdp_dev.c aborts with ENETDOWN); any other
+ * failed completion aborted already.  Otherwise the QP went there by
+ * itself, which no CM event reports: the peer's RDMA write or read
+ * through a bad key, or any other fatal error, with the peer's CM
+ * connection left up.  Nothing will come through the QP again and the
+ * data queued for it would wait for credits for ever: abort, as for a
+ * reset (counted with the completion errors).  The handler of @wc ran
+ * before.  poll_lock held, BHs off.
+ */
+static void sdp_cq_flushed(struct sdp_sock *ssk)
+{
+	spin_lock(&ssk->lock);
+	if (test_bit(SDP_F_ESTABLISHED, &ssk->flags) &&
+	    !test_bit(SDP_F_ABORT, &ssk->flags) &&
+	    !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
+	    !ssk->zc_rx.rd_err && !READ_ONCE(ssk->sdev->removing)) {
+		sdp_warn_peer(ssk, "QP went to the error state with no CM event; aborting\n");
+		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+	}
+	spin_unlock(&ssk->lock);
+}
+
+/*
  * Handle up to @budget completions; poll_lock held, BHs off.
  *
  * Every work request we post carries an ib_cqe, except the RDMA reads
@@ -151,6 +180,8 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 				sdp_zc_rd_chain_done(ssk, &wcs[i]);
 			else
 				wcs[i].wr_cqe->done(ssk->cq, &wcs[i]);
+			if (unlikely(wcs[i].status == IB_WC_WR_FLUSH_ERR))
+				sdp_cq_flushed(ssk);
 		}
 		done += n;
 	}
@@ -216,6 +247,16 @@ static void sdp_cq_event(struct ib_cq *cq, void *ctx)
 	irq_poll_sched(&ssk->iop);
 }
 
+/*
+ * An asynchronous event of the CQ: IB_EVENT_CQ_ERR (it overran), the only
+ * one a CQ has; its completions are lost and the QP goes to the error
+ * state.  Any context.
+ */
+static void sdp_cq_error(struct ib_event *ev, void *ctx)
+{
+	sdp_conn_fatal(ctx, ib_event_msg(ev->event));
+}
+
 int sdp_cq_create(struct sdp_sock *ssk, int ncqe)
 {
 	struct ib_cq_init_attr attr = {
@@ -224,7 +265,8 @@ int sdp_cq_create(struct sdp_sock *ssk, int ncqe)
 	};
 	struct ib_cq *cq;
 
-	cq = ib_create_cq(ssk->sdev->ibdev, sdp_cq_event, NULL, ssk, &attr);
+	cq = ib_create_cq(ssk->sdev->ibdev, sdp_cq_event, sdp_cq_error, ssk,
+			  &attr);
 	if (IS_ERR(cq)) {
 		sdp_device_vector_put(ssk->sdev, attr.comp_vector);
 		return PTR_ERR(cq);

@@ -79,6 +79,46 @@ static void sdp_sock_device_gone(struct sdp_sock *ssk, void *sdev)
 	sdp_queue_work(ssk);	/* releases the QP even if the socket is open */
 }
 
+/* Under the socket list lock: a socket on the device not yet told. */
+static bool sdp_sock_on_failed_device(struct sdp_sock *ssk, void *sdev)
+{
+	return READ_ONCE(ssk->sdev) == sdev &&
+	       !test_bit(SDP_F_QP_FATAL, &ssk->flags);
+}
+
+static void sdp_sock_device_fatal(struct sdp_sock *ssk, void *sdev)
+{
+	sdp_conn_fatal(ssk, "device fatal error");
+}
+
+/*
+ * The device failed (IB_EVENT_DEVICE_FATAL): every QP on it is dead, and
+ * the CM reports nothing until the device is removed, if ever.  Each
+ * connection on it is aborted as its QP's own fatal event would
+ * (sdp_conn_fatal() marks it, so that the scan ends).
+ */
+static void sdp_device_fatal_work(struct work_struct *work)
+{
+	struct sdp_device *sdev = container_of(work, struct sdp_device,
+					       fatal_work);
+
+	while (sdp_sock_scan(sdp_sock_on_failed_device, sdp_sock_device_fatal,
+			     sdev) == SDP_SCAN_BATCH)
+		;
+}
+
+/* The device's asynchronous events, in whatever context it reports them. */
+static void sdp_device_event(struct ib_event_handler *h, struct ib_event *ev)
+{
+	struct sdp_device *sdev = container_of(h, struct sdp_device, event);
+
+	if (ev->event != IB_EVENT_DEVICE_FATAL)
+		return;
+	pr_warn_ratelimited("%s: %s\n", dev_name(&sdev->ibdev->dev),
+			    ib_event_msg(ev->event));
+	queue_work(sdp_wq, &sdev->fatal_work);
+}
+
 static bool sdp_device_usable(struct ib_device *ibdev)
 {
 	u32 port;
@@ -148,6 +188,9 @@ static int sdp_add_one(struct ib_device *ibdev)
 	 */
 	sdev->reg_acked = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 	kref_init(&sdev->ref);
+	INIT_WORK(&sdev->fatal_work, sdp_device_fatal_work);
+	INIT_IB_EVENT_HANDLER(&sdev->event, ibdev, sdp_device_event);
+	ib_register_event_handler(&sdev->event);
 
 	spin_lock(&sdp_dev_lock);
 	list_add_tail(&sdev->list, &sdp_dev_list);
@@ -169,6 +212,8 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct sdp_device *sdev = client_data;
 
+	ib_unregister_event_handler(&sdev->event);
+	cancel_work_sync(&sdev->fatal_work);
 	spin_lock(&sdp_dev_lock);
 	sdev->removing = true;
 	spin_unlock(&sdp_dev_lock);

@@ -54,6 +54,8 @@ SDP_MIB_ABORT(PROTO, "AbortOnProtoError")
 SDP_MIB_ABORT(CQ_ERROR, "AbortOnCqError")
 SDP_MIB_ABORT(CM_DISCONNECT, "AbortOnCmDisconnect")
 SDP_MIB_ABORT(DEVICE_REMOVAL, "AbortOnDeviceRemoval")
+/* connections whose QP, CQ or device reported an error event */
+SDP_MIB(ASYNC_ERRORS, "AsyncErrors")
 /* buffered-copy path */
 SDP_MIB(BCOPY_TX_BYTES, "BcopyTxBytes")
 SDP_MIB(BCOPY_TX_MSGS, "BcopyTxMsgs")

@@ -1740,6 +1740,158 @@ static void test_user_timeout_stall(void)
 	peer_teardown(&p);
 }
 
+/* ---- A peer that breaks the module's QP and keeps its CM connection --- */
+
+/* A key and an address the module never gave out. */
+#define BOGUS_RKEY	0xdead00
+#define BOGUS_VADDR	0x10000ULL
+
+/*
+ * The peer's RDMA @op through a key the module never gave fails with a
+ * remote access error, and puts the module's QP in the error state as
+ * well (the responder's error is fatal on an RC QP), with no CM event:
+ * the module sees nothing but flushed completions (and, where the device
+ * reports one, a QP event).  The peer keeps its CM connection up, so no
+ * DISCONNECTED explains them.  Returns the time it happened.
+ */
+static long long peer_breaks_qp(struct peer *p, enum ibv_wr_opcode op)
+{
+	peer_expect_access_error(p, op, 16, BOGUS_VADDR, BOGUS_RKEY,
+				 op == IBV_WR_RDMA_WRITE ?
+				 "a write through a bogus key" :
+				 "a read through a bogus key");
+	return now_ms();
+}
+
+/*
+ * ... the module aborts on its own: counted once (AbortOnCqError), logged,
+ * and disconnected, so that the peer sees the connection end; the case
+ * then leaks nothing (peer_teardown()).  A QP event, if the device sent
+ * one (Soft-RoCE does not for this), counts at most once (AsyncErrors).
+ */
+static void expect_qp_error_abort(struct peer *p, long long cq_errors,
+				  long long async_errors)
+{
+	long long async = sdp_stat("AsyncErrors") - async_errors;
+
+	CHECK(sdp_stat("AbortOnCqError") == cq_errors + 1,
+	      "AbortOnCqError +%lld for a QP in the error state",
+	      sdp_stat("AbortOnCqError") - cq_errors);
+	tap_diag("AsyncErrors +%lld", async);
+	CHECK(async == 0 || async == 1, "AsyncErrors +%lld for one connection",
+	      async);
+	klog_expect("QP went to the error state");
+	peer_expect_disconnect(p);
+	peer_teardown(p);
+}
+
+/*
+ * An idle connection: within WAIT_MS poll says POLLERR and POLLHUP and
+ * SO_ERROR ECONNRESET, as for a reset (sdp_expect_error()).
+ */
+static void qp_error_idle(enum ibv_wr_opcode op)
+{
+	long long cq_errors, async_errors, t0;
+	struct peer p;
+
+	klog_start();
+	peer_setup(&p, 0);
+	cq_errors = sdp_stat("AbortOnCqError");
+	async_errors = sdp_stat("AsyncErrors");
+	t0 = peer_breaks_qp(&p, op);
+	sdp_expect_error(&p, ECONNRESET, BY_SO_ERROR, 0);
+	tap_diag("the socket reported the error after %lld ms", now_ms() - t0);
+	expect_qp_error_abort(&p, cq_errors, async_errors);
+}
+
+static void test_qp_error_write_idle(void)
+{
+	qp_error_idle(IBV_WR_RDMA_WRITE);
+}
+
+static void test_qp_error_read_idle(void)
+{
+	qp_error_idle(IBV_WR_RDMA_READ);
+}
+
+struct reader {
+	int fd;
+	ssize_t ret;
+	int err;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	char buf[256];
+
+	r->ret = recv(r->fd, buf, sizeof(buf), 0);
+	r->err = errno;
+	return NULL;
+}
+
+/*
+ * A reader without a timeout, blocked in recv() when the peer breaks the
+ * QP: its recv() fails with ECONNRESET within WAIT_MS; after it recv()
+ * gives EOF and send() EPIPE.
+ */
+static void test_qp_error_blocked_reader(void)
+{
+	struct reader r = { .ret = 1 };
+	long long cq_errors, async_errors, t0;
+	struct peer p;
+	pthread_t t;
+	int v;
+
+	klog_start();
+	peer_setup(&p, 0);
+	r.fd = p.sock;
+	cq_errors = sdp_stat("AbortOnCqError");
+	async_errors = sdp_stat("AsyncErrors");
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	peer_idle(&p, 100);	/* the reader is asleep in recv() */
+	t0 = peer_breaks_qp(&p, IBV_WR_RDMA_READ);
+	CHECK(join_ms(t, WAIT_MS) == 0,
+	      "the blocked recv() did not return within %d ms", WAIT_MS);
+	tap_diag("recv() returned after %lld ms", now_ms() - t0);
+	CHECK(r.ret == -1 && r.err == ECONNRESET, "recv: %zd/%s, expected -1/%s",
+	      r.ret, r.ret < 0 ? strerrorname_np(r.err) : "-",
+	      strerrorname_np(ECONNRESET));
+	v = sockopt_get(p.sock, SOL_SOCKET, SO_ERROR);
+	CHECK(v == 0, "SO_ERROR %s after recv reported the error",
+	      strerrorname_np(v));
+	CHECK(recv(p.sock, &v, 1, MSG_DONTWAIT) == 0, "recv after the error: %s",
+	      strerrorname_np(errno));
+	CHECK_ERRNO(send(p.sock, "x", 1, MSG_NOSIGNAL), EPIPE);
+	expect_qp_error_abort(&p, cq_errors, async_errors);
+}
+
+/*
+ * Data waiting for credits when the peer breaks the QP (the persist
+ * probes that would follow are flushed): within WAIT_MS poll says
+ * POLLERR and send() fails with ECONNRESET, rather than the data
+ * waiting for ever.
+ */
+static void test_qp_error_stalled_send(void)
+{
+	long long cq_errors, async_errors, t0, ms;
+	struct peer p;
+	int r;
+
+	stalled_peer(&p, 0, &t0);
+	cq_errors = sdp_stat("AbortOnCqError");
+	async_errors = sdp_stat("AsyncErrors");
+	t0 = peer_breaks_qp(&p, IBV_WR_RDMA_WRITE);
+	r = wait_fd(p.sock, POLLOUT, WAIT_MS);
+	ms = now_ms() - t0;
+	tap_diag("the sender saw the error after %lld ms", ms);
+	CHECK(r & POLLERR, "no error within %d ms (revents %#x)", WAIT_MS, r);
+	CHECK(send(p.sock, "x", 1, MSG_NOSIGNAL) == -1 && errno == ECONNRESET,
+	      "send: %s, expected ECONNRESET", strerrorname_np(errno));
+	CHECK_ERRNO(send(p.sock, "x", 1, MSG_NOSIGNAL), EPIPE);
+	expect_qp_error_abort(&p, cq_errors, async_errors);
+}
+
 static void hello_old_version(struct hello *hh)
 {
 	hh->version = 0x22;
@@ -2351,6 +2503,10 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_keepalive_live_peer),
 	TAP_TEST(test_persist_dead_peer),
 	TAP_TEST(test_user_timeout_stall),
+	TAP_TEST(test_qp_error_write_idle),
+	TAP_TEST(test_qp_error_read_idle),
+	TAP_TEST(test_qp_error_blocked_reader),
+	TAP_TEST(test_qp_error_stalled_send),
 };
 
 #define BURST_SYSCTL	"/proc/sys/net/core/message_burst"
