@@ -449,7 +449,7 @@ int sdp_config_load(struct sdp_config *cfg, const char *path,
 int sdp_config_default(struct sdp_config *cfg)
 {
 	return sdp_config_parse(cfg, NULL,
-				"use both server * *:*\n"
+				"use tcp server * *:*\n"
 				"use both client * *:*\n", NULL, NULL);
 }
 

@@ -98,7 +98,10 @@ int sdp_config_parse(struct sdp_config *cfg, const char *path,
 int sdp_config_load(struct sdp_config *cfg, const char *path,
 		    sdp_report_fn report, void *arg);
 
-/* The rules used when there is no rules file: both, for everyone. */
+/*
+ * The rules used when there is no rules file: servers stay TCP (none is
+ * exposed over RDMA unasked), clients try SDP and fall back to TCP.
+ */
 int sdp_config_default(struct sdp_config *cfg);
 
 void sdp_config_free(struct sdp_config *cfg);

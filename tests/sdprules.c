@@ -352,6 +352,11 @@ static void test_programs(void)
 	sdp_config_free(&cfg);
 }
 
+/*
+ * Without a rules file, servers stay TCP: a server that listened over SDP
+ * too would be reachable over RDMA, where the host's firewall does not
+ * see its connections, without the admin having asked.  Clients try SDP.
+ */
 static void test_default_rules(void)
 {
 	struct sdp_config cfg;
@@ -359,9 +364,33 @@ static void test_default_rules(void)
 	CHECK(sdp_config_default(&cfg) == 0, "default");
 	CHECK(cfg.n_rules == 2 && !cfg.path, "%zu rules", cfg.n_rules);
 	CHECK(match4(&cfg, SDP_ROLE_SERVER, "x", "0.0.0.0", 80) ==
-	      SDP_USE_BOTH, "server both");
+	      SDP_USE_TCP, "a server is exposed over SDP by default");
 	CHECK(match6(&cfg, SDP_ROLE_CLIENT, "x", "::1", 80) == SDP_USE_BOTH,
 	      "client both");
+	sdp_config_free(&cfg);
+}
+
+/*
+ * The same for the shipped /etc/libsdp.conf (libsdp/libsdp.conf): no
+ * server listens over SDP unless the admin adds a line for it.
+ */
+static void test_shipped_rules_keep_servers_tcp(void)
+{
+	static const char *const progs[] = { "redis-server", "nginx", "sshd",
+					     "postgres", "iperf3" };
+	struct sdp_config cfg;
+	size_t i;
+
+	CHECK(sdp_config_load(&cfg, "libsdp/libsdp.conf", NULL, NULL) == 0,
+	      "libsdp/libsdp.conf does not load");
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		CHECK(match4(&cfg, SDP_ROLE_SERVER, progs[i], "0.0.0.0", 6379) ==
+		      SDP_USE_TCP, "%s is exposed over SDP", progs[i]);
+		CHECK(match6(&cfg, SDP_ROLE_SERVER, progs[i], "::", 22) ==
+		      SDP_USE_TCP, "%s is exposed over SDP (IPv6)", progs[i]);
+	}
+	CHECK(match4(&cfg, SDP_ROLE_CLIENT, "redis-cli", "10.55.0.2", 6379) ==
+	      SDP_USE_BOTH, "clients no longer try SDP");
 	sdp_config_free(&cfg);
 }
 
@@ -439,6 +468,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_prefixes),
 	TAP_TEST(test_programs),
 	TAP_TEST(test_default_rules),
+	TAP_TEST(test_shipped_rules_keep_servers_tcp),
 	TAP_TEST(test_rule_round_trip),
 	TAP_TEST(test_load_file),
 };
