@@ -8,11 +8,18 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/sdp.h>
+#include <linux/seccomp.h>
 
 #include "tap.h"
 #include "util.h"
@@ -244,6 +251,70 @@ static void test_many_sockets(void)
 	CHECK(proc_net_sdp_count() == before, "count %d", proc_net_sdp_count());
 }
 
+/*
+ * The filter systemd's RestrictAddressFamilies= installs for a list
+ * without AF_IB (glibc's and systemd's name for 27): socket() of that
+ * family fails with EAFNOSUPPORT.
+ */
+static int seccomp_deny_family(int family)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, family, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]),
+				   .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/*
+ * A process sandboxed as systemd's RestrictAddressFamilies= does, without
+ * AF_IB, cannot make an SDP socket (EAFNOSUPPORT) and still makes TCP
+ * ones; one allowed AF_IB can.  The policy is the caller's: nothing in the
+ * module gets around it.
+ */
+static void test_seccomp_restricts_family(void)
+{
+	int status, fd;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (seccomp_deny_family(AF_INET_SDP))
+			_exit(2);
+		fd = socket(AF_INET_SDP, SOCK_STREAM, 0);
+		if (fd >= 0 || errno != EAFNOSUPPORT)
+			_exit(3);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		_exit(fd >= 0 ? 0 : 4);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "sandboxed child: %s",
+	      WEXITSTATUS(status) == 2 ? "no seccomp filter" :
+	      WEXITSTATUS(status) == 3 ? "socket(27) was not refused" :
+	      WEXITSTATUS(status) == 4 ? "socket(AF_INET) was refused" :
+					 "failed");
+	fd = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	CHECK(fd >= 0, "socket(AF_INET_SDP) outside the sandbox: %s",
+	      strerror(errno));
+	close(fd);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_family_registered),
 	TAP_TEST(test_stream_default_protocol),
@@ -257,6 +328,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_poll_unconnected),
 	TAP_TEST(test_proc_net_sdp_lists_sockets),
 	TAP_TEST(test_many_sockets),
+	TAP_TEST(test_seccomp_restricts_family),
 };
 
 TAP_MAIN(tests)
