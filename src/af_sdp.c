@@ -290,6 +290,17 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		return err;
 
 	lock_sock(sk);
+	/*
+	 * A new attempt frees the last connection (sdp_conn_renew()): its
+	 * zero-copy transfers still ending (another thread's send() or
+	 * recv(), a MSG_ZEROCOPY send) end first.  The state is looked at
+	 * after that wait, which releases the socket.
+	 */
+	if (sock->state == SS_UNCONNECTED && sk->sk_state == TCP_CLOSE) {
+		err = sdp_zc_quiesce(sk, sock_sndtimeo(sk, flags & O_NONBLOCK));
+		if (err)
+			goto out;
+	}
 	switch (sock->state) {
 	case SS_CONNECTED:
 		err = -EISCONN;

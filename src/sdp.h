@@ -537,8 +537,13 @@ struct sdp_ka {
  *	(for a listener, @fb_lsn's data_ready); under its sk_callback_lock
  * @zc_tx: our advertisement (send side)
  * @zc_rx: the peer's advertisement (receive side)
- * @zc_busy: zero-copy transfers in progress; the QP, CQ and PD stay
- *	until it drops to 0 (sdp_work() waits for it); under @lock
+ * @zc_busy: zero-copy transfers in progress; the QP, CQ, PD and MR stay
+ *	until it drops to 0 (sdp_work(), and a connect() again, wait for
+ *	it: sdp_zc_quiesce()); under @lock
+ * @conn_gen: bumped whenever a connection's resources go
+ *	(sdp_conn_detach()), so that a call that slept without lock_sock()
+ *	sees whether the connection it started on is still there, and not
+ *	another one made by a connect() again meanwhile; under lock_sock()
  * @zc_async: a nonblocking MSG_ZEROCOPY send that returned before its
  *	advertisement ended (sdp_zcopy.c), or NULL; no other data goes
  *	while it is there.  Set and cleared under lock_sock() and @lock;
@@ -643,6 +648,7 @@ struct sdp_sock {
 	struct sdp_zc_tx zc_tx;
 	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;
+	u32 conn_gen;
 	struct sdp_zc_async *zc_async;
 	struct sdp_zc_async *zc_gather;
 	long mem_pages;
@@ -917,6 +923,7 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 void sdp_zc_tx_control(struct sdp_sock *ssk);
 void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc);
 void sdp_zc_conn_free(struct sdp_sock *ssk);
+int sdp_zc_quiesce(struct sock *sk, long timeo);
 void sdp_zc_wake(struct sdp_sock *ssk);
 void sdp_zc_sq_progress(struct sdp_sock *ssk);
 int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,

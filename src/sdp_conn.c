@@ -5,7 +5,8 @@
  * rings; their setup when the CM has a device for the connection
  * (sdp_conn_setup(), from sdp_cm.c), their teardown (sdp_conn_detach(),
  * from sdp_work()), and a new start for a socket that connects again
- * (sdp_conn_renew()).
+ * (sdp_conn_renew(), once the last connection's zero-copy transfers are
+ * over: sdp_zc_quiesce()).
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
@@ -280,10 +281,14 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 
 	sock_owned_by_me(sk);
 	spin_lock_bh(&ssk->lock);
+	/* sdp_work() and sdp_conn_renew() wait for the transfers. */
+	WARN_ON_ONCE(ssk->zc_busy);
 	clear_bit(SDP_F_QP, &ssk->flags);
 	set_bit(SDP_F_ABORT, &ssk->flags);
 	set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
 	spin_unlock_bh(&ssk->lock);
+	/* A call asleep without lock_sock() finds its connection gone. */
+	ssk->conn_gen++;
 	sdp_ka_stop(ssk);
 	ssk->id = NULL;
 	clear_bit(SDP_O_ID_USED, &ssk->opts);
@@ -318,7 +323,9 @@ static void sdp_id_reap_work(struct work_struct *work)
  * to its port, if the user named one, as TCP keeps it; the port is free
  * in between, so another socket may have taken it: EADDRINUSE).  The old
  * id is destroyed in the background, so that lock_sock() need not be
- * dropped here.  lock_sock() held, TCP_CLOSE.
+ * dropped here.  Not while zero-copy transfers of the last connection
+ * still use its QP, MR and rings (EALREADY): connect() waits for them
+ * first (sdp_zc_quiesce()).  lock_sock() held, TCP_CLOSE.
  */
 int sdp_conn_renew(struct sdp_sock *ssk)
 {
@@ -327,6 +334,8 @@ int sdp_conn_renew(struct sdp_sock *ssk)
 	int err;
 
 	sock_owned_by_me(sk);
+	if (ssk->zc_busy)
+		return -EALREADY;
 	if (ssk->id && test_bit(SDP_O_ID_USED, &ssk->opts)) {
 		r = kmalloc(sizeof(*r), GFP_KERNEL);
 		if (!r)

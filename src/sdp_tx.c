@@ -1060,6 +1060,7 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 	size_t copied = 0;
 	long timeo;
 	int err = 0;
+	u32 gen;
 
 	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
 	if (!((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
@@ -1079,13 +1080,19 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 	}
 
 	sdp_tx_ring_ready(ssk);
+	/*
+	 * The send goes on this connection only: one that a connect() again
+	 * made while we slept is not it (sdp_sock::conn_gen).
+	 */
+	gen = ssk->conn_gen;
 
 	while (copied < len) {
 		unsigned long base;
 		size_t max, seg;
 		ssize_t n;
 
-		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN)) {
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
+		    ssk->conn_gen != gen) {
 			err = -EPIPE;
 			goto out_err;
 		}

@@ -45,10 +45,18 @@
  * sender's remainder arrives as Data.
  *
  * Lifetime: ssk->zc_busy counts transfers in progress; sdp_work() does
- * not destroy the QP, CQ and PD while it is non-zero, and the last
+ * not destroy the QP, CQ, PD and MR while it is non-zero, and the last
  * transfer to end on an aborted socket queues the work again.  So a
  * nonblocking send in progress also keeps its closed socket (through the
- * CM id's reference) until it is over.  Every
+ * CM id's reference) until it is over.  A connect() again on a socket
+ * whose connection is over, which frees them at once (sdp_conn_renew()),
+ * first waits for them too (sdp_zc_quiesce()): they end soon, their work
+ * requests flushed by the disconnect.  A blocking send counts from the
+ * moment it has its send slot, before it maps its pages into the MR, so
+ * every sleep of it without lock_sock() from then on finds the same
+ * connection; the wait for that slot, before, checks that its connection
+ * was not replaced meanwhile (sdp_sock::conn_gen).  A receiver counts
+ * while its RDMA read is posted.  Every
  * connection has its own PD, so an advertised rkey is usable only
  * through that connection's QP, and only until the advertisement ends.
  */
@@ -334,13 +342,21 @@ static void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word)
 	lock_sock(sk);
 }
 
-/* One transfer fewer; the last one on a dead connection lets it go. */
+/*
+ * One transfer fewer; the last one on a dead connection lets it go, and
+ * wakes a connect() that waits to start anew (sdp_zc_quiesce()).
+ */
 static void sdp_zc_put(struct sdp_sock *ssk)
 {
+	bool last;
+
 	spin_lock_bh(&ssk->lock);
-	if (!--ssk->zc_busy && test_bit(SDP_F_ABORT, &ssk->flags))
+	last = !--ssk->zc_busy;
+	if (last && test_bit(SDP_F_ABORT, &ssk->flags))
 		sdp_queue_work(ssk);
 	spin_unlock_bh(&ssk->lock);
+	if (last)
+		sdp_zc_wake(ssk);
 }
 
 /* Post the LOCAL_INV of our advertised key: 0 or a negative errno. */
@@ -524,12 +540,14 @@ static struct ib_mr *sdp_zc_mr(struct sdp_sock *ssk)
  * or -EPIPE when the connection is over (whose error the caller reports)
  * or the wait's own error.  The connection is checked first: once it is
  * torn down (device removal) its empty ring has room, but no QP, PD or
- * device to advertise with.
+ * device to advertise with; and a connect() again while we slept may
+ * have made another one, which this send must not go on (EPIPE too).
  */
 static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	u32 gen = ssk->conn_gen;
 	int err;
 
 	sock_owned_by_me(sk);
@@ -538,8 +556,8 @@ static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 
 		spin_lock_bh(&ssk->lock);
 		err = -EPIPE;
-		if (sdp_tx_usable(ssk) && !sk->sk_err &&
-		    !(sk->sk_shutdown & SEND_SHUTDOWN)) {
+		if (ssk->conn_gen == gen && sdp_tx_usable(ssk) &&
+		    !sk->sk_err && !(sk->sk_shutdown & SEND_SHUTDOWN)) {
 			err = 0;
 			sdp_tx_flush(ssk);
 			ok = ssk->tx_head - ssk->tx_tail < ssk->tx_count;
@@ -750,11 +768,19 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	*err = sdp_zc_wait_slot(sk, timeo);
 	if (*err)
 		return 0;
+	/*
+	 * Under lock_sock() since: the connection's MR, QP and device stay
+	 * from here until sdp_zc_put(), also while sdp_zc_post_advert() and
+	 * sdp_zc_tx_wait() sleep without it.
+	 */
+	spin_lock_bh(&ssk->lock);
+	ssk->zc_busy++;
+	spin_unlock_bh(&ssk->lock);
 	len = sdp_zc_send_len(ssk, seg);
 
 	mr = sdp_zc_mr(ssk);
 	if (!mr || sdp_zc_pin(&zp, base, len, DMA_TO_DEVICE))
-		goto fall_back;
+		goto fall_back_put;
 	if (sdp_zc_map(ssk, &zp, mr))
 		goto fall_back_unpin;
 
@@ -763,13 +789,10 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 		goto fall_back_unpin;
 	if (n) {
 		sdp_zc_unpin(&zp);
+		sdp_zc_put(ssk);
 		*err = -EPIPE;
 		return 0;
 	}
-	/* Under lock_sock() since: sdp_work() has not seen it without. */
-	spin_lock_bh(&ssk->lock);
-	ssk->zc_busy++;
-	spin_unlock_bh(&ssk->lock);
 
 	*err = sdp_zc_tx_wait(sk, timeo, &stalled);
 
@@ -801,6 +824,8 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 
 fall_back_unpin:
 	sdp_zc_unpin(&zp);
+fall_back_put:
+	sdp_zc_put(ssk);
 fall_back:
 	sdp_zc_count_fallback(ssk);
 	*fallback = true;
@@ -1878,6 +1903,49 @@ void sdp_zc_init(struct sdp_sock *ssk)
 	ssk->zc_tx.reg_cqe.done = sdp_zc_reg_done;
 	ssk->zc_tx.inv_cqe.done = sdp_zc_inv_done;
 	ssk->zc_rx.rd_cqe.done = sdp_zc_rd_done;
+}
+
+/* A connect() gives up on the last connection's transfers after this. */
+#define SDP_ZC_QUIESCE_TIMEOUT	(2 * SDP_ZC_ANSWER_TIMEOUT)
+
+/**
+ * sdp_zc_quiesce() - wait for the last connection's zero-copy transfers
+ * @sk: the socket, lock_sock() held (released while waiting), its
+ *	connection over (TCP_CLOSE)
+ * @timeo: the connect()'s timeout, for the error a signal gives
+ *
+ * A connect() again frees the last connection's QP, CQ, PD, MR and rings
+ * at once (sdp_conn_renew()); not under a transfer that still uses them:
+ * another thread's blocking send() or recv() asleep in one, a nonblocking
+ * MSG_ZEROCOPY send or spliced pages still going (sdp_sock::zc_busy).  On
+ * a connection that is over they end as soon as their work requests
+ * complete or are flushed, which sdp_work()'s disconnect does, and the
+ * last one wakes us (sdp_zc_put()).  The caller looks at the socket's
+ * state again: another thread may have changed it meanwhile.
+ *
+ * Return: 0 with none in progress (and lock_sock() held, so none starts);
+ * -ERESTARTSYS or -EINTR on a signal; -EALREADY, as for a connection still
+ * under way, if they have not ended within SDP_ZC_QUIESCE_TIMEOUT.
+ */
+int sdp_zc_quiesce(struct sock *sk, long timeo)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	long left = SDP_ZC_QUIESCE_TIMEOUT;
+
+	sock_owned_by_me(sk);
+	while (READ_ONCE(ssk->zc_busy)) {
+		if (signal_pending(current))
+			return sock_intr_errno(timeo);
+		if (!left)
+			return -EALREADY;
+		release_sock(sk);
+		left = wait_event_interruptible_timeout(*sk_sleep(sk),
+							!READ_ONCE(ssk->zc_busy),
+							left);
+		lock_sock(sk);
+		left = max(left, 0L);
+	}
+	return 0;
 }
 
 /* Connection teardown, the QP destroyed: the MR goes with its PD. */

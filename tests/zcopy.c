@@ -1756,6 +1756,237 @@ static void test_sendfile_zerocopy_storm(void)
 	close(fd);
 }
 
+/* ---- connect() again while the last connection's zero-copy work ends ---- */
+
+/* What of the aborted connection is still in progress at the connect(). */
+enum redo_kind {
+	REDO_SEND,	/* another thread's blocking zero-copy send() */
+	REDO_RECV,	/* another thread's recv() reading a SrcAvail */
+	REDO_MSGZC,	/* a nonblocking MSG_ZEROCOPY send */
+	REDO_SPLICE,	/* sendfile() pages, advertised */
+};
+
+#define REDO_ROUNDS	300
+#define REDO_MS		30000
+#define REDO_LEN	(512 * 1024)
+#define REDO_SEED	97
+
+struct redo_io {
+	int fd;
+	bool recv;
+	char *buf;
+	pid_t tid;		/* set once the thread runs */
+	ssize_t ret;
+	int err;
+};
+
+static void *redo_io_fn(void *arg)
+{
+	struct redo_io *io = arg;
+
+	__atomic_store_n(&io->tid, gettid(), __ATOMIC_RELEASE);
+	if (io->recv)
+		io->ret = recv(io->fd, io->buf, REDO_LEN, 0);
+	else
+		io->ret = send(io->fd, io->buf, REDO_LEN, MSG_NOSIGNAL);
+	io->err = errno;
+	return NULL;
+}
+
+/* The I/O thread runs and sleeps in its call. */
+static bool redo_io_asleep(void *arg)
+{
+	struct redo_io *io = arg;
+	pid_t tid = __atomic_load_n(&io->tid, __ATOMIC_ACQUIRE);
+
+	return tid && task_sleeping(&tid);
+}
+
+/* The reader's socket has had the peer's SrcAvail. */
+static bool srcavail_seen(void *arg)
+{
+	return info(*(int *)arg).sdpi_srcavail_rx >= 1;
+}
+
+/* A new connection to @addr through @l: @c's bytes arrive, and only they. */
+static void redo_check_new(int l, int c)
+{
+	int s2 = net_accept(l, WAIT_MS);
+	char m[4];
+
+	CHECK(write_all(c, "new!", 4) == 4, "send on the new connection: %s",
+	      strerror(errno));
+	CHECK(read_all(s2, m, 4) == 4 && !memcmp(m, "new!", 4),
+	      "the new connection does not start with its own bytes");
+	CHECK(write_all(s2, "back", 4) == 4, "send back: %s", strerror(errno));
+	CHECK(read_all(c, m, 4) == 4 && !memcmp(m, "back", 4),
+	      "the new connection's first bytes back are not the peer's");
+	close(s2);
+}
+
+/*
+ * One round: a connection made with a nonblocking connect() (its socket
+ * stays SS_CONNECTING until connect() is called again), zero-copy work
+ * of @kind in progress on it, the peer aborts, and connect() twice at
+ * once: the first reports the end of the last connection, the second
+ * starts a new one on the same socket while the zero-copy work of the
+ * old one is still ending.
+ */
+static void redo_round(int l, const struct sockaddr_storage *addr,
+		       enum redo_kind kind, int file, char *buf)
+{
+	struct redo_io io = { .buf = buf, .recv = kind == REDO_RECV };
+	struct timeval tv = { .tv_sec = WAIT_MS / 2000 };
+	struct linger lg = { 1, 0 };
+	bool thread = kind == REDO_SEND || kind == REDO_RECV;
+	off_t pos = 0;
+	pthread_t t;
+	ssize_t n;
+	int c, s, r, e;
+
+	c = test_socket_af(addr->ss_family, SOCK_NONBLOCK);
+	CHECK(c >= 0, "socket: %s", strerror(errno));
+	r = connect(c, (const struct sockaddr *)addr, sockaddr_len(addr));
+	CHECK(!r || errno == EINPROGRESS, "nonblocking connect: %s",
+	      strerror(errno));
+	CHECK(wait_fd(c, POLLOUT, WAIT_MS) & POLLOUT, "not connected");
+	CHECK(!sockopt_get(c, SOL_SOCKET, SO_ERROR), "the connect failed");
+	s = net_accept(l, WAIT_MS);
+	if (kind != REDO_SPLICE)
+		set_nonblock(c, false);
+	/* A recv() that ends up waiting on the new connection ends. */
+	CHECK_OK(setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	if (kind == REDO_MSGZC) {
+		int v = 1;
+
+		CHECK_OK(setsockopt(c, SOL_SOCKET, SO_ZEROCOPY, &v, sizeof(v)));
+	}
+
+	io.fd = c;
+	if (thread) {
+		CHECK(!pthread_create(&t, NULL, redo_io_fn, &io),
+		      "pthread_create");
+		CHECK(wait_until(redo_io_asleep, &io, WAIT_MS),
+		      "the %s never blocked", io.recv ? "recv()" : "send()");
+	}
+	switch (kind) {
+	case REDO_SEND:
+		break;
+	case REDO_RECV:
+		/* The advertisement goes, and sendfile() returns. */
+		n = sendfile(s, file, &pos, REDO_LEN);
+		CHECK(n == REDO_LEN, "sendfile: %zd (%s)", n, strerror(errno));
+		CHECK(wait_until(srcavail_seen, &c, WAIT_MS),
+		      "no SrcAvail came");
+		break;
+	case REDO_MSGZC:
+		n = send(c, buf, REDO_LEN,
+			 MSG_ZEROCOPY | MSG_DONTWAIT | MSG_NOSIGNAL);
+		CHECK(n > 0, "MSG_ZEROCOPY send: %zd (%s)", n, strerror(errno));
+		break;
+	case REDO_SPLICE:
+		n = sendfile(c, file, &pos, REDO_LEN);
+		CHECK(n > 0, "sendfile: %zd (%s)", n, strerror(errno));
+		set_nonblock(c, false);
+		break;
+	}
+	/* The peer resets the connection (as it would with unread data). */
+	CHECK_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	CHECK_OK(close(s));
+	CHECK(wait_until(hung_up, &c, WAIT_MS), "no reset came");
+
+	r = connect(c, (const struct sockaddr *)addr, sockaddr_len(addr));
+	e = errno;
+	CHECK(r < 0 && (e == ECONNRESET || e == ECONNABORTED),
+	      "connect() after the reset: %d (%s)", r, strerror(e));
+	r = connect(c, (const struct sockaddr *)addr, sockaddr_len(addr));
+	CHECK(!r, "connect() again: %s", strerror(errno));
+
+	if (thread) {
+		CHECK(join_ms(t, WAIT_MS) == 0, "the %s did not end",
+		      io.recv ? "recv()" : "send()");
+		if (io.recv && io.ret > 0)
+			CHECK(pattern_check(buf, io.ret, REDO_SEED, 0) < 0,
+			      "recv() of the old connection: wrong bytes");
+		else if (io.recv)
+			CHECK(!io.ret || io.err == ECONNRESET ||
+			      io.err == ENOTCONN || io.err == EAGAIN,
+			      "recv() of the old connection: %s",
+			      strerror(io.err));
+		else
+			CHECK(io.ret < 0 ? io.err == ECONNRESET ||
+					   io.err == EPIPE :
+					   io.ret < REDO_LEN,
+			      "send() of the old connection: %zd (%s)",
+			      io.ret, strerror(io.err));
+	}
+	redo_check_new(l, c);
+	close(c);
+}
+
+static void redo_run(enum redo_kind kind)
+{
+	struct sockaddr_storage addr;
+	long long start = now_ms();
+	char *buf = xmalloc(REDO_LEN);
+	int l, file = -1, i;
+
+	need_sdp();
+	signal(SIGPIPE, SIG_IGN);
+	pattern_fill(buf, REDO_LEN, REDO_SEED, 0);
+	if (kind == REDO_RECV || kind == REDO_SPLICE)
+		file = pattern_file(REDO_LEN, REDO_SEED, 0);
+	l = net_listener(&addr, 4, 0);
+	if (kind == REDO_MSGZC) {
+		int c = net_connect(&addr, 0), s = net_accept(l, WAIT_MS);
+		char *tmp = xmalloc(1);
+
+		msgzc_on(c, s, tmp);	/* or skip */
+		free(tmp);
+		close(c);
+		close(s);
+	}
+	for (i = 0; i < REDO_ROUNDS && now_ms() - start < REDO_MS; i++)
+		redo_round(l, &addr, kind, file, buf);
+	tap_diag("%d rounds in %lld ms", i, now_ms() - start);
+	close(l);
+	if (file >= 0)
+		close(file);
+	free(buf);
+	expect_unpinned();
+	signal(SIGPIPE, SIG_DFL);
+}
+
+/*
+ * connect() again while another thread's blocking zero-copy send() of
+ * the reset connection is still ending: the send() fails (or returns
+ * what went before the reset), the new connection carries its own bytes
+ * only, no page stays pinned (and, from the harness, no Oops, no RDMA
+ * resource left, the module unloads).  Looped: it is a race.
+ */
+static void test_reconnect_during_zcopy_send(void)
+{
+	redo_run(REDO_SEND);
+}
+
+/* The same while another thread's recv() RDMA-reads the peer's pages. */
+static void test_reconnect_during_zcopy_recv(void)
+{
+	redo_run(REDO_RECV);
+}
+
+/* The same while a nonblocking MSG_ZEROCOPY send is in progress. */
+static void test_reconnect_during_msg_zerocopy(void)
+{
+	redo_run(REDO_MSGZC);
+}
+
+/* The same while the pages of a sendfile() are advertised. */
+static void test_reconnect_during_sendfile(void)
+{
+	redo_run(REDO_SPLICE);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_sockopts),
 	TAP_TEST(test_path_counters),
@@ -1780,6 +2011,10 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_peer_abort_during_zcopy),
 	TAP_TEST(test_readv_empty_element),
 	TAP_TEST(test_read_in_parts),
+	TAP_TEST(test_reconnect_during_zcopy_send),
+	TAP_TEST(test_reconnect_during_zcopy_recv),
+	TAP_TEST(test_reconnect_during_msg_zerocopy),
+	TAP_TEST(test_reconnect_during_sendfile),
 };
 
 TAP_MAIN(tests)
