@@ -132,6 +132,9 @@ tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) tools/sdp_diag_pars
 # The misbehaving-peer suite speaks SDP from user space with verbs.
 tests/bin/peer: $(PEER_LIB)
 tests/bin/peer: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs
+# The hostile-peer fuzzer (tests/peerfuzz.c) is built on the same peer.
+tests/bin/peerfuzz: $(PEER_LIB)
+tests/bin/peerfuzz: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs -lpthread
 
 # The unit tests of the wire rules run on the host, not in the guest:
 # the module's own src/sdp_wire.h, built in user space through
