@@ -1058,6 +1058,9 @@ static void app_end(struct app *a, int bound_ms)
 
 static void app_reset(struct app *a, int e)
 {
+	/* EPIPE after our own shutdown(SHUT_WR) is no reset. */
+	if (e == EPIPE && a->shut_wr)
+		return;
 	if (!a->reset)
 		a->reset = e;
 }
