@@ -16,8 +16,10 @@
 #                      between hosts, qperf and iperf3 across it, packet
 #                      loss, a cut wire, a device removed, a peer host
 #                      that dies
-#   make stress        the stress suite for STRESS_SECONDS (default 300) on
-#                      one kernel (KERNEL=6.12, KERNEL=debug as for check)
+#   make stress        the stress suite and the hostile-peer fuzzer
+#                      (tests/peerfuzz.c) for STRESS_SECONDS (default 300)
+#                      each on one kernel (KERNEL=6.12, KERNEL=debug as
+#                      for check)
 #   make demo          install what is missing, build, boot the guest and
 #                      show an SDP echo, sdpstat, and SDP vs TCP numbers
 #   make bench         SDP vs TCP vs verbs latency and bandwidth table
@@ -76,7 +78,7 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/zcopy tests/bin/fallback tests/stream-fallback \
-	tests/bin/peer tests/bin/rdma tests/bin/diag \
+	tests/bin/peer tests/bin/peerfuzz tests/bin/rdma tests/bin/diag \
 	tests/bin/counters tests/bin/scale tests/bin/tunables tests/bin/install \
 	tests/bin/sdprules tests/bin/preload tests/preload-tools tests/programs \
 	tests/bin/stress
@@ -132,6 +134,9 @@ tests/bin/%: tests/%.c $(TEST_LIB) $(wildcard tests/lib/*.h) tools/sdp_diag_pars
 # The misbehaving-peer suite speaks SDP from user space with verbs.
 tests/bin/peer: $(PEER_LIB)
 tests/bin/peer: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs
+# The hostile-peer fuzzer (tests/peerfuzz.c) is built on the same peer.
+tests/bin/peerfuzz: $(PEER_LIB)
+tests/bin/peerfuzz: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs -lpthread
 
 # The unit tests of the wire rules run on the host, not in the guest:
 # the module's own src/sdp_wire.h, built in user space through
@@ -220,17 +225,20 @@ check-wire-vm: all
 		env $(SUITE_ENV) SDP_TEST_TIMEOUT=600 SUITE_TIMEOUT=$(WIRE_TIMEOUT) \
 		tests/run-suites tests/bin/wire
 
-# The stress suite alone and longer (tests/stress.c; check runs it short).
-# STRESS_SECONDS bounds the storm; SDP_STRESS_SEED replays one.
+# The stress suite and the hostile-peer fuzzer alone and longer
+# (tests/stress.c, tests/peerfuzz.c; check runs them short).
+# STRESS_SECONDS bounds the storm and the fuzzer's sessions each;
+# SDP_STRESS_SEED replays a storm, SDP_FUZZ_SEED the fuzzer's sessions.
 STRESS_SECONDS ?= 300
 stress: deps
 	$(MAKE) stress-vm
 
 stress-vm: all
 	tests/vm/run --kernel-dir $(KDIR) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) \
-		SDP_STRESS_SECONDS=$(STRESS_SECONDS) \
+		SDP_STRESS_SECONDS=$(STRESS_SECONDS) SDP_FUZZ_SECONDS=$(STRESS_SECONDS) \
 		$(if $(SDP_STRESS_SEED),SDP_STRESS_SEED=$(SDP_STRESS_SEED)) \
-		tests/run-suites tests/bin/stress
+		$(if $(SDP_FUZZ_SEED),SDP_FUZZ_SEED=$(SDP_FUZZ_SEED)) \
+		tests/run-suites tests/bin/stress tests/bin/peerfuzz
 
 demo: deps
 	$(MAKE) demo-vm

@@ -20,7 +20,7 @@
  *
  * Every wait is bounded (PEER_WAIT_MS).  Only a program that links
  * tests/lib/peer.c needs -lrdmacm -libverbs (the Makefile gives them to
- * tests/bin/peer alone).
+ * tests/bin/peer and tests/bin/peerfuzz alone).
  */
 #ifndef SDP_TEST_PEER_H
 #define SDP_TEST_PEER_H
