@@ -78,7 +78,8 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/zcopy tests/bin/fallback tests/stream-fallback \
-	tests/bin/peer tests/bin/peerfuzz tests/bin/rdma tests/bin/diag \
+	tests/bin/peer tests/bin/peerfuzz tests/bin/filter tests/bin/rdma \
+	tests/bin/diag \
 	tests/bin/counters tests/bin/scale tests/bin/tunables tests/bin/install \
 	tests/bin/sdprules tests/bin/preload tests/preload-tools tests/programs \
 	tests/bin/stress

@@ -29,6 +29,7 @@
 #include <rdma/ib_cm.h>
 
 #include "sdp.h"
+#include "sdp_filter.h"
 #include "sdp_fallback.h"
 
 int sdp_cm_create_id(struct sdp_sock *ssk)
@@ -325,6 +326,9 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 
 	lock_sock(lsk);
 	if (lsk->sk_state != TCP_LISTEN)
+		goto reject;
+	/* What the host's firewall would not let in as TCP, stays out. */
+	if (!sdp_filter_request(sock_net(lsk), id))
 		goto reject;
 	if (sk_acceptq_is_full(lsk)) {
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_OVERFLOWS);

@@ -21,6 +21,8 @@ SDP_MIB(PASSIVE_OPENS, "PassiveOpens")		/* request taken by a listener */
 SDP_MIB(PASSIVE_ESTAB, "PassiveEstab")		/* ... established (accepted) */
 SDP_MIB(PASSIVE_FAILS, "PassiveFails")		/* ... failed before that */
 SDP_MIB(PASSIVE_REFUSED, "PassiveRefused")	/* refused by a listener */
+/* ... of them, refused by the host's firewall (sdp_filter.c) */
+SDP_MIB(PASSIVE_FILTERED, "PassiveFiltered")
 SDP_MIB(LISTEN_OVERFLOWS, "ListenOverflows")	/* ... of which: backlog full */
 SDP_MIB(CURR_ESTAB, "CurrEstab")		/* gauge: ESTABLISHED+CLOSE_WAIT */
 /* connect()s that went on over TCP (sdp_fallback.c), by reason */

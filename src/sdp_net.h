@@ -66,6 +66,7 @@ struct sdp_net {
 	int tcp_fallback;
 	int tcp_fallback_cache_s;
 	int tcp_fallback_timeout_ms;
+	int netfilter;
 	struct sdp_fb_cache *fb_cache;
 	atomic_long_t mem_pages;
 	atomic_t half_open;
@@ -96,6 +97,11 @@ static inline unsigned long sdp_sysctl_tcp_fallback_cache(const struct net *net)
 static inline unsigned int sdp_sysctl_tcp_fallback_timeout_ms(const struct net *net)
 {
 	return READ_ONCE(sdp_net(net)->tcp_fallback_timeout_ms);
+}
+
+static inline bool sdp_sysctl_netfilter(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->netfilter);
 }
 
 static inline unsigned int sdp_sysctl_recv_poll(const struct net *net)

@@ -39,6 +39,9 @@
  *                       connect() may take before it goes on over TCP
  *                       (0: as long as the RDMA CM tries; sockets may
  *                       override it: SDP_TCP_FALLBACK_TIMEOUT)
+ *   netfilter           int, 0..1, default 1: show each connection
+ *                       request to the host's input hook as a TCP SYN,
+ *                       refused unless accepted (sdp_filter.c)
  *
  * Writes outside the range fail with EINVAL and change nothing.  A
  * namespace starts with the defaults, not with its creator's values (as
@@ -204,6 +207,14 @@ static const struct ctl_table sdp_sysctl_template[] = {
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = &sdp_fb_timeout_max,
 	},
+	{
+		.procname = "netfilter",
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = SYSCTL_ONE,
+	},
 	{ }
 };
 
@@ -220,6 +231,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	sn->rx_init_bufs = SDP_RX_INIT_BUFS;
 	sn->tcp_fallback_cache_s = 60;
 	sn->tcp_fallback_timeout_ms = SDP_FB_TIMEOUT_MS_DEFAULT;
+	sn->netfilter = 1;
 	sdp_mem_net_init(sn);
 	if (!IS_ENABLED(CONFIG_SYSCTL))
 		return 0;
@@ -240,6 +252,7 @@ int sdp_sysctl_net_init(struct net *net, struct sdp_net *sn)
 	tbl[9].data = &sn->tcp_fallback;
 	tbl[10].data = &sn->tcp_fallback_cache_s;
 	tbl[11].data = &sn->tcp_fallback_timeout_ms;
+	tbl[12].data = &sn->netfilter;
 
 #ifdef SDP_HAVE_NET_SYSCTL_SZ
 	sn->sysctl_hdr = register_net_sysctl_sz(net, "net/sdp", tbl,

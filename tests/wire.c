@@ -1340,12 +1340,82 @@ static void test_wire_peer_dies(void)
 	CHECK_OK(close(c));
 }
 
+/*
+ * The host's firewall holds for SDP across the wire (src/sdp_filter.c):
+ * b drops TCP from a's address to WIRE_PORT with nftables, and a's SDP
+ * connect() to that port is refused (ECONNREFUSED; b counts it in
+ * PassiveFiltered and the rule's counter saw it); then b's rule names
+ * another source, and a's connection is made and carries data.
+ */
+#define FW_TABLE	"sdp_wire_fw"
+#define NFT(...) run((const char *const[]){ "nft", __VA_ARGS__, NULL })
+
+static void fw_rule(const char *saddr)
+{
+	char rule[128];
+
+	/* The last rule; or one left by a failed run: none, usually. */
+	if (system("nft delete table inet " FW_TABLE " 2>/dev/null")) {
+	}
+	snprintf(rule, sizeof(rule), "ip saddr %s tcp dport %d counter drop",
+		 saddr, WIRE_PORT);
+	CHECK(NFT("add", "table", "inet", FW_TABLE) == 0 &&
+	      NFT("add", "chain", "inet", FW_TABLE, "input",
+		  "{ type filter hook input priority 0; policy accept; }") == 0 &&
+	      NFT("add", "rule", "inet", FW_TABLE, "input", rule) == 0,
+	      "nft could not load: %s", rule);
+}
+
+static void test_wire_firewall(void)
+{
+	long long filtered;
+	char out[2048];
+	int fd, err;
+
+	wire_meet();
+	if (role == 'b') {
+		filtered = sdp_stat("PassiveFiltered");
+		fw_rule(getenv("SDP_TEST_PEER"));
+		share_touch("fw-deny");
+		share_wait("fw-denied", WAIT_MS);
+		CHECK(sdp_stat("PassiveFiltered") - filtered == 1,
+		      "PassiveFiltered +%lld",
+		      sdp_stat("PassiveFiltered") - filtered);
+		err = run_capture("nft list table inet " FW_TABLE, out,
+				  sizeof(out));
+		CHECK(!err && strstr(out, "counter packets 1 "),
+		      "the rule did not see the request:\n%s", out);
+		fw_rule("192.0.2.1");
+		share_touch("fw-allow");
+		fd = wire_accept();
+		both_ways(fd, MIB, 64 * 1024);
+		CHECK_OK(close(fd));
+		CHECK(NFT("delete", "table", "inet", FW_TABLE) == 0,
+		      "nft delete table");
+		return;
+	}
+	share_wait("fw-deny", WAIT_MS);
+	fd = test_socket(0);
+	CHECK(fd >= 0, "socket: %s", strerror(errno));
+	err = connect(fd, (struct sockaddr *)&peer, sockaddr_len(&peer)) ?
+	      errno : 0;
+	close(fd);
+	share_touch("fw-denied");
+	CHECK(err == ECONNREFUSED, "connect through the other host's firewall: %s",
+	      err ? strerror(err) : "connected");
+	share_wait("fw-allow", WAIT_MS);
+	fd = wire_connect();
+	both_ways(fd, MIB, 64 * 1024);
+	CHECK_OK(close(fd));
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_wire_buffered),
 	TAP_TEST(test_wire_zcopy),
 	TAP_TEST(test_wire_shutdown),
 	TAP_TEST(test_wire_nonblocking),
 	TAP_TEST(test_wire_programs),
+	TAP_TEST(test_wire_firewall),
 	TAP_TEST(test_wire_rtu_lost),
 	TAP_TEST(test_wire_loss_1),
 	TAP_TEST(test_wire_loss_5),

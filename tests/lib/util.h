@@ -15,6 +15,7 @@
 const char *env_or(const char *name, const char *dflt);
 #define TEST_ADDR()	env_or("SDP_TEST_ADDR", "10.55.0.1")
 #define TEST_IBDEV()	env_or("SDP_TEST_IBDEV", "rxe0")
+#define TEST_NETDEV()	env_or("SDP_TEST_NETDEV", "d0")
 
 /* An errno's name ("ECONNRESET"); "0" for none. */
 const char *errname(int err);
