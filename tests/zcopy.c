@@ -1813,6 +1813,35 @@ static long long splice_until_eagain(int zero, const int p[2], int c)
 	}
 }
 
+/*
+ * Splice into the @n sockets @c, from the pipes @p, round after round,
+ * until none takes more even after a wait (a stalled advertisement is
+ * cancelled after half a second, and its rest copied into the ring as
+ * room comes); @took[] adds up the bytes each took.
+ */
+static void splice_until_full(int zero, int n, const int *c, int (*p)[2],
+			      long long *took)
+{
+	long long deadline = now_ms() + 60000;
+	bool progress;
+	int i;
+
+	do {
+		progress = false;
+		for (i = 0; i < n; i++) {
+			long long got = splice_until_eagain(zero, p[i], c[i]);
+
+			took[i] += got;
+			progress |= got > 0;
+		}
+		if (!progress)
+			for (i = 0; i < n && !progress; i++)
+				progress = wait_fd(c[i], POLLOUT, 1500) &
+					   POLLOUT;
+	} while (progress && now_ms() < deadline);
+	CHECK(!progress, "the writers still take more after 60 s");
+}
+
 /* The bytes of @fd's send ring: SO_SNDBUF's buffers when set. */
 static long long send_ring_bytes(int fd, bool set)
 {
@@ -1831,12 +1860,11 @@ static void test_splice_held_bounded(void)
 {
 	int c[SPLICE_CONNS], s[SPLICE_CONNS], p[SPLICE_CONNS][2], zero, i;
 	long long base, mem, outq_sum = 0, took[SPLICE_CONNS] = { 0 };
-	long long deadline = now_ms() + 60000, page = sysconf(_SC_PAGESIZE);
+	long long page = sysconf(_SC_PAGESIZE);
 	int outq[SPLICE_CONNS];
 	long min_p, pressure, max;
 	struct rdma_res res0, res;
 	char buf[128], rs[128];
-	bool progress;
 	int n;
 
 	need_sdp();
@@ -1853,25 +1881,7 @@ static void test_splice_held_bounded(void)
 		set_nonblock(c[i], true);
 		CHECK_OK(pipe2(p[i], O_NONBLOCK));
 	}
-	/*
-	 * Round after round, until no writer takes more even after a wait
-	 * (a stalled advertisement is cancelled after half a second, and
-	 * its rest copied into the ring as room comes).
-	 */
-	do {
-		progress = false;
-		for (i = 0; i < SPLICE_CONNS; i++) {
-			long long n = splice_until_eagain(zero, p[i], c[i]);
-
-			took[i] += n;
-			progress |= n > 0;
-		}
-		if (!progress)
-			for (i = 0; i < SPLICE_CONNS && !progress; i++)
-				progress = wait_fd(c[i], POLLOUT, 1500) &
-					   POLLOUT;
-	} while (progress && now_ms() < deadline);
-	CHECK(!progress, "the writers still take more after 60 s");
+	splice_until_full(zero, SPLICE_CONNS, c, p, took);
 
 	mem = sdp_stat("MemPages") - base;
 	for (i = 0; i < SPLICE_CONNS; i++) {
@@ -1909,6 +1919,54 @@ static void test_splice_held_bounded(void)
 	      "RDMA resources %s after the close, %s before",
 	      rdma_res_str(&res, buf, sizeof(buf)),
 	      rdma_res_str(&res0, rs, sizeof(rs)));
+}
+
+/*
+ * Spliced pages that net.sdp.mem's max refuses go buffered: with the
+ * max at the pages in use, a writer whose reader never reads splices
+ * until EAGAIN; MemRefused counts the refusals and the socket holds no
+ * more than its send ring (and a pipe's worth).
+ */
+static void test_splice_over_mem_max(void)
+{
+	long long base, refused, took = 0, ring;
+	char old[128], val[128];
+	int c, s, p[1][2], zero, outq = -1;
+
+	need_sdp();
+	CHECK(read_file("/proc/sys/net/sdp/mem", old, sizeof(old)) == 0,
+	      "no net.sdp.mem");
+	base = stat_value("MemPages");
+	zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	CHECK(zero >= 0, "/dev/zero: %s", strerror(errno));
+	net_pair(&c, &s);
+	set_nonblock(c, true);
+	CHECK_OK(pipe2(p[0], O_NONBLOCK));
+	refused = stat_value("MemRefused");
+	snprintf(val, sizeof(val), "%lld %lld %lld", stat_value("MemPages"),
+		 stat_value("MemPages"), stat_value("MemPages"));
+	CHECK(write_file("/proc/sys/net/sdp/mem", val) == 0,
+	      "write net.sdp.mem");
+	splice_until_full(zero, 1, &c, p, &took);
+	CHECK_OK(ioctl(c, SIOCOUTQ, &outq));
+	ring = send_ring_bytes(c, false);
+	tap_diag("spliced %lld, SIOCOUTQ %d, send ring %lld, MemRefused +%lld",
+		 took, outq, ring, stat_value("MemRefused") - refused);
+	CHECK(write_file("/proc/sys/net/sdp/mem", old) == 0,
+	      "restore net.sdp.mem");
+	CHECK(stat_value("MemRefused") > refused,
+	      "no spliced page refused above net.sdp.mem's max");
+	CHECK(outq <= ring + SPLICE_PIPE,
+	      "%d bytes held unsent above net.sdp.mem's max, beyond the send ring of %lld",
+	      outq, ring);
+	close(p[0][0]);
+	close(p[0][1]);
+	close(s);
+	close(c);
+	close(zero);
+	CHECK(wait_until(mem_pages_at_most, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
 }
 
 /* ---- connect() again while the last connection's zero-copy work ends ---- */
@@ -2161,6 +2219,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_splice_behind_zerocopy),
 	TAP_TEST(test_sendfile_zerocopy_storm),
 	TAP_TEST(test_splice_held_bounded),
+	TAP_TEST(test_splice_over_mem_max),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
 	TAP_TEST(test_signal_after_partial_read),
