@@ -553,8 +553,11 @@ struct sdp_ka {
  *	@zc_async is in progress they are the next to go: once sealed,
  *	they become @zc_async when it ends.  Set and cleared under
  *	lock_sock() and @lock
- * @mem_pages: pages of buffers charged to the namespace (sdp_mem.c);
- *	under lock_sock()
+ * @zc_spliced: bytes of the spliced pages @zc_gather and @zc_async hold,
+ *	within the send buffer (sdp_zc_splice()); their pages are in
+ *	@mem_pages.  Written under lock_sock() and @lock
+ * @mem_pages: pages of buffers, and of spliced pages held, charged to the
+ *	namespace (sdp_mem.c); under lock_sock()
  * @rtt: round-trip time of our sends (sdp_tx.c); under @lock
  * @ka: keepalive and persist probes (sdp_keepalive.c); its timer is
  *	sk->sk_timer
@@ -651,6 +654,7 @@ struct sdp_sock {
 	u32 conn_gen;
 	struct sdp_zc_async *zc_async;
 	struct sdp_zc_async *zc_gather;
+	u32 zc_spliced;
 	long mem_pages;
 	struct sdp_rtt rtt;
 	struct sdp_ka ka;

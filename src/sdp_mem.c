@@ -37,6 +37,11 @@
  *    the handshake (half open), bounded per namespace by
  *    net.sdp.max_half_open, on top of each listener's backlog.
  *
+ * Pages spliced to a socket (sendfile(), splice()) that it holds to send
+ * zero-copy count against net.sdp.mem too, a page each, refused above
+ * max (they then go buffered); they stay charged to the memory cgroup
+ * that allocated them (sdp_zcopy.c, sdp_zc_splice()).
+ *
  * Refusals and the pages in use are in /proc/net/sdp_stats (MemPages,
  * MemRefused, MemPressureConns, HalfOpen, HalfOpenRefused).  The QP and
  * CQ memory belongs to the device driver and is not counted here.

@@ -1119,12 +1119,14 @@ int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 				continue;
 			}
 			/*
-			 * Those gathered were sealed: try again once they
-			 * go.  With none, these go buffered, after any send
-			 * in progress (which must not be spun on here: its
-			 * end needs lock_sock()).
+			 * Those gathered were sealed, or the spliced pages
+			 * held leave no room: try again once they go.
+			 * Otherwise these go buffered, after any send in
+			 * progress (which must not be spun on here: its end
+			 * needs lock_sock()).
 			 */
-			if (!ssk->zc_gather)
+			if (!ssk->zc_gather && (!READ_ONCE(ssk->zc_async) ||
+						sdp_zc_gathering(ssk)))
 				spliced = false;
 			continue;
 		}

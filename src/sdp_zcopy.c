@@ -1013,6 +1013,18 @@ fall_back:
  * peer reads them, or the rest is copied), with no notification; fewer
  * than SDP_ZC_SPLICE_MIN bytes are copied at once.  As with TCP, a file
  * written after sendfile() returned may send the new bytes.
+ *
+ * The spliced pages a socket holds, gathered and in progress
+ * (sdp_sock::zc_spliced), stay within its send buffer
+ * (sdp_zc_splice_limit()), as TCP's spliced data stays within sk_sndbuf,
+ * and are charged to net.sdp.mem (sdp_mem_charge(), a page each, given
+ * back when they go: sdp_zc_async_end()).  A gathering takes at most
+ * half of that, so that one gathers while the other goes.  When the
+ * pages held leave no room, the caller waits for the send in progress to
+ * end (a nonblocking one says EAGAIN); when net.sdp.mem's max refuses
+ * them, they go buffered.  Their memory cgroup is the one that allocated
+ * them (the pipe's writer, the page cache's reader), whose charge our
+ * reference keeps.
  */
 #define SDP_ZC_SPLICE_MIN	(256 * 1024)
 #define SDP_ZC_GATHER_IDLE	DIV_ROUND_UP(HZ, 100)
@@ -1075,15 +1087,33 @@ static u32 sdp_zc_splice_pages(const struct iov_iter *from,
 }
 
 /*
+ * The spliced bytes a socket may hold: what its send ring holds
+ * (SO_SNDBUF when set, else SDP_DEFAULT_BUFS buffers; fewer under memory
+ * pressure), as much again as the ring's buffered bytes.
+ */
+static u32 sdp_zc_splice_limit(const struct sdp_sock *ssk)
+{
+	return READ_ONCE(ssk->tx_count) * SDP_BUF_SIZE;
+}
+
+/* Is there room for a page more of spliced bytes?  lock_sock() or @lock. */
+static bool sdp_zc_splice_room(const struct sdp_sock *ssk)
+{
+	return ssk->zc_spliced + PAGE_SIZE <= sdp_zc_splice_limit(ssk);
+}
+
+/*
  * May spliced pages be gathered now: none are, or those that are take
- * more?  Also while a zero-copy send is in progress: they follow it.
+ * more, and the pages held leave room?  Also while a zero-copy send is
+ * in progress: they follow it.
  */
 bool sdp_zc_gathering(struct sdp_sock *ssk)
 {
 	bool ok;
 
 	spin_lock_bh(&ssk->lock);
-	ok = !ssk->zc_gather || !ssk->zc_gather->sealed;
+	ok = (!ssk->zc_gather || !ssk->zc_gather->sealed) &&
+	     sdp_zc_splice_room(ssk);
 	spin_unlock_bh(&ssk->lock);
 	return ok;
 }
@@ -1096,22 +1126,27 @@ bool sdp_zc_gathering(struct sdp_sock *ssk)
  * @more: more is to come (MSG_MORE)
  *
  * Return: bytes taken, with a reference on each of their pages; or 0,
- * when any gathered pages are sealed first (the caller waits for them
- * to go, then tries again), or, with none, @from is to go buffered.
+ * when any gathered pages are sealed first, or the pages held leave no
+ * room (sdp_zc_gathering() is false: the caller waits for them to go,
+ * then tries again), or, with none, @from is to go buffered (also when
+ * net.sdp.mem refuses the pages).
  */
 size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_zc_async *za = ssk->zc_gather;
+	u32 limit = sdp_zc_splice_limit(ssk);
+	u32 cap = min_t(u32, limit / 2, SDP_ZC_MAX_BYTES);
 	const struct bio_vec *prev = NULL;
-	u32 n, i, max_pages, room;
+	u32 n, i, k, max_pages, room;
 	size_t taken = 0;
 
 	sock_owned_by_me(sk);
 	if (za)
 		prev = &za->bvec[za->nr_bvec - 1];
 	if (!ssk->zc_thresh || !iov_iter_is_bvec(from) ||
-	    !sdp_zc_splice_pages(from, prev, NULL, 0))
+	    !sdp_zc_splice_pages(from, prev, NULL, 0) ||
+	    !sdp_zc_splice_room(ssk))
 		goto seal;
 	if (!za) {
 		za = kzalloc(sizeof(*za), GFP_KERNEL);
@@ -1124,32 +1159,48 @@ size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more)
 			return 0;
 		}
 		za->spliced = true;
+	}
+	max_pages = min_t(u32, sdp_zc_mr_pages(ssk), SDP_ZC_MAX_PAGES);
+	room = max_pages - za->nr_bvec;
+	n = sdp_zc_splice_pages(from, prev, &za->bvec[za->nr_bvec], room);
+	/* Within a gathering's share of the send buffer, and the rest's. */
+	for (k = 0; k < min(n, room); k++) {
+		u32 len = za->bvec[za->nr_bvec + k].bv_len;
+
+		if (za->len + taken + len > cap ||
+		    ssk->zc_spliced + taken + len > limit)
+			break;
+		taken += len;
+	}
+	/* A page each, as net.sdp.mem counts them; above its max, buffered. */
+	if (k && sdp_mem_charge(ssk, k, PAGE_SIZE, false)) {
+		k = 0;
+		taken = 0;
+	}
+	if (!ssk->zc_gather) {
+		if (!k) {
+			kvfree(za->bvec);
+			kfree(za);
+			return 0;
+		}
 		spin_lock_bh(&ssk->lock);
 		ssk->zc_gather = za;
 		ssk->zc_busy++;		/* its pages go before the QP */
 		spin_unlock_bh(&ssk->lock);
 		sdp_queue_work_within(ssk, SDP_ZC_GATHER_IDLE + 1);
 	}
-	max_pages = min_t(u32, sdp_zc_mr_pages(ssk), SDP_ZC_MAX_PAGES);
-	room = max_pages - za->nr_bvec;
-	n = sdp_zc_splice_pages(from, prev, &za->bvec[za->nr_bvec], room);
-	for (i = 0; i < min(n, room); i++) {
-		struct bio_vec *pv = &za->bvec[za->nr_bvec];
-
-		if (za->len + pv->bv_len > SDP_ZC_MAX_BYTES)
-			break;
-		get_page(pv->bv_page);
-		za->nr_bvec++;
-		za->len += pv->bv_len;
-		taken += pv->bv_len;
-	}
+	for (i = 0; i < k; i++)
+		get_page(za->bvec[za->nr_bvec + i].bv_page);
+	za->nr_bvec += k;
+	za->len += taken;
 	spin_lock_bh(&ssk->lock);
 	WRITE_ONCE(za->unsent, za->len);
+	ssk->zc_spliced += taken;
 	spin_unlock_bh(&ssk->lock);
 	za->gather_by = jiffies + SDP_ZC_GATHER_IDLE;
 	iov_iter_advance(from, taken);
-	if (more && i == n && za->nr_bvec < max_pages &&
-	    za->len < SDP_ZC_MAX_BYTES)
+	if (more && !iov_iter_count(from) && za->nr_bvec < max_pages &&
+	    za->len + PAGE_SIZE <= cap && sdp_zc_splice_room(ssk))
 		return taken;
 seal:
 	sdp_zc_gather_seal(ssk);
@@ -1420,8 +1471,12 @@ static void sdp_zc_async_end(struct sdp_sock *ssk, struct sdp_zc_async *za)
 	struct sock *sk = &ssk->sk;
 
 	sdp_zc_async_free(za);
+	if (za->spliced)
+		sdp_mem_uncharge(ssk, za->nr_bvec, PAGE_SIZE);
 	spin_lock_bh(&ssk->lock);
 	WRITE_ONCE(ssk->zc_async, NULL);
+	if (za->spliced)
+		ssk->zc_spliced -= za->len;
 	clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
 	/* A DisConn may wait for it. */
 	sdp_tx_try_control(ssk);
@@ -1952,7 +2007,7 @@ int sdp_zc_quiesce(struct sock *sk, long timeo)
 void sdp_zc_conn_free(struct sdp_sock *ssk)
 {
 	/* sdp_work() waits for it: it holds sdp_sock::zc_busy. */
-	WARN_ON_ONCE(ssk->zc_async || ssk->zc_gather);
+	WARN_ON_ONCE(ssk->zc_async || ssk->zc_gather || ssk->zc_spliced);
 	if (ssk->zc_tx.mr) {
 		ib_dereg_mr(ssk->zc_tx.mr);
 		ssk->zc_tx.mr = NULL;

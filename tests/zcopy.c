@@ -1756,6 +1756,219 @@ static void test_sendfile_zerocopy_storm(void)
 	close(fd);
 }
 
+/*
+ * Spliced pages a socket holds are bounded and charged: the pages of
+ * sendfile() and splice() calls, gathered and in flight, stay within
+ * the socket's send buffer (what its send ring holds: SO_SNDBUF when
+ * set, else SDP_DEFAULT_BUFS buffers), on top of the ring, and count in
+ * MemPages against net.sdp.mem.  SPLICE_CONNS connections, half of them
+ * with SO_SNDBUF set, whose readers never read; each writer splices
+ * from /dev/zero (6.1: writes zeros) through a pipe, nonblocking and
+ * "more to come", until
+ * it says EAGAIN and a wait for POLLOUT runs out.  Then SIOCOUTQ of
+ * each is at most its ring and as much again (and a pipe's worth), every
+ * byte of it is in memory MemPages counts, MemPages is within
+ * net.sdp.mem's max, and after close() MemPages and the RDMA resources
+ * are back where they were.
+ */
+#define SPLICE_CONNS	16
+#define SPLICE_SNDBUF	(128 * 1024)	/* set on odd connections */
+#define SPLICE_PIPE	(64 * 1024)
+#define SDP_BUF		(32 * 1024)
+
+/*
+ * Fill the pipe @p from /dev/zero, or (6.1: it cannot splice) by write(),
+ * which gives the pipe new pages too.
+ */
+static void pipe_fill_zero(int zero, const int p[2])
+{
+	static const char zeros[SPLICE_PIPE];
+	ssize_t n;
+
+	n = splice(zero, NULL, p[1], NULL, SPLICE_PIPE, SPLICE_F_NONBLOCK);
+	if (n < 0 && errno == EINVAL)
+		n = write(p[1], zeros, sizeof(zeros));
+	CHECK(n > 0 || (n < 0 && errno == EAGAIN),
+	      "fill the pipe from /dev/zero: %zd, %s", n, strerror(errno));
+}
+
+/* Splice @p's pipe into @c until it says EAGAIN; the bytes taken. */
+static long long splice_until_eagain(int zero, const int p[2], int c)
+{
+	long long took = 0;
+	ssize_t n;
+
+	for (;;) {
+		pipe_fill_zero(zero, p);
+		n = splice(p[0], NULL, c, NULL, SPLICE_PIPE,
+			   SPLICE_F_NONBLOCK | SPLICE_F_MORE);
+		if (n < 0 && errno == EAGAIN)
+			return took;
+		CHECK(n > 0, "splice to the socket: %zd, %s", n,
+		      strerror(errno));
+		took += n;
+		/* Far beyond any bound: fail below rather than loop on. */
+		if (took > 64LL * MIB)
+			return took;
+	}
+}
+
+/*
+ * Splice into the @n sockets @c, from the pipes @p, round after round,
+ * until none takes more even after a wait (a stalled advertisement is
+ * cancelled after half a second, and its rest copied into the ring as
+ * room comes); @took[] adds up the bytes each took.
+ */
+static void splice_until_full(int zero, int n, const int *c, int (*p)[2],
+			      long long *took)
+{
+	long long deadline = now_ms() + 60000;
+	bool progress;
+	int i;
+
+	do {
+		progress = false;
+		for (i = 0; i < n; i++) {
+			long long got = splice_until_eagain(zero, p[i], c[i]);
+
+			took[i] += got;
+			progress |= got > 0;
+		}
+		if (!progress)
+			for (i = 0; i < n && !progress; i++)
+				progress = wait_fd(c[i], POLLOUT, 1500) &
+					   POLLOUT;
+	} while (progress && now_ms() < deadline);
+	CHECK(!progress, "the writers still take more after 60 s");
+}
+
+/* The bytes of @fd's send ring: SO_SNDBUF's buffers when set. */
+static long long send_ring_bytes(int fd, bool set)
+{
+	long long bufs = set ? sockopt_get(fd, SOL_SOCKET, SO_SNDBUF) / SDP_BUF
+			     : 16;
+
+	return (bufs < 4 ? 4 : bufs > 256 ? 256 : bufs) * SDP_BUF;
+}
+
+static bool mem_pages_at_most(void *arg)
+{
+	return sdp_stat("MemPages") <= *(long long *)arg;
+}
+
+static void test_splice_held_bounded(void)
+{
+	int c[SPLICE_CONNS], s[SPLICE_CONNS], p[SPLICE_CONNS][2], zero, i;
+	long long base, mem, outq_sum = 0, took[SPLICE_CONNS] = { 0 };
+	long long page = sysconf(_SC_PAGESIZE);
+	int outq[SPLICE_CONNS];
+	long min_p, pressure, max;
+	struct rdma_res res0, res;
+	char buf[128], rs[128];
+	int n;
+
+	need_sdp();
+	CHECK(read_file("/proc/sys/net/sdp/mem", buf, sizeof(buf)) == 0,
+	      "no net.sdp.mem");
+	n = sscanf(buf, "%ld %ld %ld", &min_p, &pressure, &max);
+	CHECK(n == 3, "net.sdp.mem: %s", buf);
+	CHECK(rdma_res_read(&res0) == 0, "rdma resource show");
+	base = stat_value("MemPages");
+	zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	CHECK(zero >= 0, "/dev/zero: %s", strerror(errno));
+	for (i = 0; i < SPLICE_CONNS; i++) {
+		net_pair_bufsize(&c[i], &s[i], i % 2 ? SPLICE_SNDBUF : 0);
+		set_nonblock(c[i], true);
+		CHECK_OK(pipe2(p[i], O_NONBLOCK));
+	}
+	splice_until_full(zero, SPLICE_CONNS, c, p, took);
+
+	mem = sdp_stat("MemPages") - base;
+	for (i = 0; i < SPLICE_CONNS; i++) {
+		CHECK_OK(ioctl(c[i], SIOCOUTQ, &outq[i]));
+		tap_diag("conn %d: spliced %lld, SIOCOUTQ %d, send ring %lld",
+			 i, took[i], outq[i], send_ring_bytes(c[i], i % 2));
+		outq_sum += outq[i];
+	}
+	tap_diag("SIOCOUTQ %lld bytes in all, MemPages +%lld (%lld bytes), net.sdp.mem max %ld",
+		 outq_sum, mem, mem * page, max);
+	for (i = 0; i < SPLICE_CONNS; i++) {
+		long long ring = send_ring_bytes(c[i], i % 2);
+
+		CHECK(outq[i] <= 2 * ring + SPLICE_PIPE,
+		      "conn %d holds %d bytes unsent, beyond its send ring of %lld and as much again of spliced pages",
+		      i, outq[i], ring);
+	}
+	CHECK(mem * page >= outq_sum,
+	      "MemPages +%lld: %lld bytes, fewer than the %lld bytes held unsent",
+	      mem, mem * page, outq_sum);
+	CHECK(base + mem <= max, "MemPages %lld above net.sdp.mem's max %ld",
+	      base + mem, max);
+
+	for (i = 0; i < SPLICE_CONNS; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+		close(s[i]);	/* unread data: reset */
+		close(c[i]);
+	}
+	close(zero);
+	CHECK(wait_until(mem_pages_at_most, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
+	CHECK(rdma_res_wait(&res0, &res, WAIT_MS),
+	      "RDMA resources %s after the close, %s before",
+	      rdma_res_str(&res, buf, sizeof(buf)),
+	      rdma_res_str(&res0, rs, sizeof(rs)));
+}
+
+/*
+ * Spliced pages that net.sdp.mem's max refuses go buffered: with the
+ * max at the pages in use, a writer whose reader never reads splices
+ * until EAGAIN; MemRefused counts the refusals and the socket holds no
+ * more than its send ring (and a pipe's worth).
+ */
+static void test_splice_over_mem_max(void)
+{
+	long long base, refused, took = 0, ring;
+	char old[128], val[128];
+	int c, s, p[1][2], zero, outq = -1;
+
+	need_sdp();
+	CHECK(read_file("/proc/sys/net/sdp/mem", old, sizeof(old)) == 0,
+	      "no net.sdp.mem");
+	base = stat_value("MemPages");
+	zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	CHECK(zero >= 0, "/dev/zero: %s", strerror(errno));
+	net_pair(&c, &s);
+	set_nonblock(c, true);
+	CHECK_OK(pipe2(p[0], O_NONBLOCK));
+	refused = stat_value("MemRefused");
+	snprintf(val, sizeof(val), "%lld %lld %lld", stat_value("MemPages"),
+		 stat_value("MemPages"), stat_value("MemPages"));
+	CHECK(write_file("/proc/sys/net/sdp/mem", val) == 0,
+	      "write net.sdp.mem");
+	splice_until_full(zero, 1, &c, p, &took);
+	CHECK_OK(ioctl(c, SIOCOUTQ, &outq));
+	ring = send_ring_bytes(c, false);
+	tap_diag("spliced %lld, SIOCOUTQ %d, send ring %lld, MemRefused +%lld",
+		 took, outq, ring, stat_value("MemRefused") - refused);
+	CHECK(write_file("/proc/sys/net/sdp/mem", old) == 0,
+	      "restore net.sdp.mem");
+	CHECK(stat_value("MemRefused") > refused,
+	      "no spliced page refused above net.sdp.mem's max");
+	CHECK(outq <= ring + SPLICE_PIPE,
+	      "%d bytes held unsent above net.sdp.mem's max, beyond the send ring of %lld",
+	      outq, ring);
+	close(p[0][0]);
+	close(p[0][1]);
+	close(s);
+	close(c);
+	close(zero);
+	CHECK(wait_until(mem_pages_at_most, &base, WAIT_MS),
+	      "MemPages %lld after the close, %lld before", sdp_stat("MemPages"),
+	      base);
+}
+
 /* ---- connect() again while the last connection's zero-copy work ends ---- */
 
 /* What of the aborted connection is still in progress at the connect(). */
@@ -2005,6 +2218,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_sendfile_zerocopy_ends),
 	TAP_TEST(test_splice_behind_zerocopy),
 	TAP_TEST(test_sendfile_zerocopy_storm),
+	TAP_TEST(test_splice_held_bounded),
+	TAP_TEST(test_splice_over_mem_max),
 	TAP_TEST(test_memlock_fallback),
 	TAP_TEST(test_signal_during_zcopy),
 	TAP_TEST(test_signal_after_partial_read),

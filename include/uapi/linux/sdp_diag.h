@@ -151,8 +151,8 @@ struct sdp_diag_stats {
  * @tx_alloc: send buffers allocated now: one only when a send needs a
  *	slot and no slot out of use has one, all go after
  *	net.sdp.tx_idle_ms without a send
- * @mem_pages: pages of buffers this connection holds, as counted in
- *	net.sdp.mem and /proc/net/sdp_stats' MemPages
+ * @mem_pages: pages of buffers (and spliced pages) this connection holds,
+ *	as counted in net.sdp.mem and /proc/net/sdp_stats' MemPages
  * @transport: what carries the socket's bytes (enum sdp_transport of
  *	<linux/sdp.h>: SDP, or TCP after a fallback)
  * @fallback_reason: why it fell back (enum sdp_fallback_reason), or 0
