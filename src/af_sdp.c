@@ -622,17 +622,30 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	__poll_t mask = 0;
-	int state, shutdown;
+	int state, shutdown, err;
 
 	sock_poll_wait(file, sock, wait);
 	if (sdp_fb(ssk))
 		return sdp_fb_poll(ssk, file);
+	err = READ_ONCE(sk->sk_err);
 	state = READ_ONCE(sk->sk_state);
 	if (state == TCP_LISTEN)
 		return list_empty(&ssk->accept_queue) &&
 		       !sdp_fb_listen_pending(ssk) ? 0 : EPOLLIN | EPOLLRDNORM;
 
 	shutdown = READ_ONCE(sk->sk_shutdown);
+	/*
+	 * An error comes with the abort that sets it, all under
+	 * sdp_sock::lock (__sdp_abort()): one seen before its CLOSE is
+	 * looked at again under the lock, so that POLLERR never comes
+	 * without the POLLHUP of the same abort.
+	 */
+	if (err && state != TCP_CLOSE) {
+		spin_lock_bh(&ssk->lock);
+		state = sk->sk_state;
+		shutdown = sk->sk_shutdown;
+		spin_unlock_bh(&ssk->lock);
+	}
 	if (shutdown == SHUTDOWN_MASK || state == TCP_CLOSE)
 		mask |= EPOLLHUP;
 	if (shutdown & RCV_SHUTDOWN)
@@ -658,8 +671,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	/* Urgent data not read yet (sdp_rx.c). */
 	if (READ_ONCE(ssk->urg_state) == SDP_URG_VALID)
 		mask |= EPOLLPRI;
-	if (READ_ONCE(sk->sk_err) ||
-	    !skb_queue_empty_lockless(&sk->sk_error_queue))
+	if (err || !skb_queue_empty_lockless(&sk->sk_error_queue))
 		mask |= EPOLLERR;
 	return mask;
 }
