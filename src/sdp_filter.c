@@ -178,8 +178,13 @@ bool sdp_filter_request(struct net *net, struct rdma_cm_id *id)
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 	nf_ct_set(skb, NULL, IP_CT_UNTRACKED);
 #endif
+	/*
+	 * The interface it came in on, for the rules; without one (none
+	 * found), the rules see none, and targets that answer (REJECT, which
+	 * takes the namespace from skb->dev) see the loopback device.
+	 */
 	dev = dev_get_by_index(net, id->route.addr.dev_addr.bound_dev_if);
-	skb->dev = dev;
+	skb->dev = dev ?: net->loopback_dev;
 	/* As for a packet that came in: in softirq context, BHs off. */
 	local_bh_disable();
 	ret = nf_hook(pf, NF_INET_LOCAL_IN, net, NULL, skb, dev, NULL,
