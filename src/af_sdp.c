@@ -21,7 +21,7 @@
  * sdp_stats.c has the counters (listed once each: sdp_mibs.h for the
  * namespace's, sdp_sock_counters.h for a socket's) and tracepoints,
  * sdp_net.h a namespace's state, sdp_sysctl.c the /proc/sys/net/sdp
- * tunables; sdp_zcopy.c sends large writes zero-copy
+ * tunables; sdp_zc_*.c send large writes zero-copy
  * (SrcAvail, RDMA Read); sdp_mem.c accounts and bounds the memory that
  * connections hold; sdp_keepalive.c finds dead peers (keepalive and
  * persist probes, TCP_USER_TIMEOUT); sdp_msgzc.c has SO_ZEROCOPY and
@@ -55,7 +55,7 @@
  * Locks, outermost first:
  *   sdp_sock::tx_mutex  one sendmsg() at a time, held across its waits,
  *                so that a zero-copy send is not interleaved with
- *                another thread's data (sdp_zcopy.c);
+ *                another thread's data (sdp_zc_tx.c);
  *   lock_sock()  serialises user calls, the CM handler and sdp_work();
  *   sdp_sock::poll_lock (spinlock, _bh)  held while CQ completions are
  *                handled (softirq, or a busy-polling reader);
@@ -84,6 +84,7 @@
 #include "sdp.h"
 #include "sdp_compat.h"
 #include "sdp_fallback.h"
+#include "sdp_zc.h"
 
 int sdp_family = AF_INET_SDP;
 module_param_named(family, sdp_family, int, 0444);

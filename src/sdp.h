@@ -315,7 +315,7 @@ struct sdp_tcp_opts {
 };
 
 /**
- * struct sdp_zc_tx - our zero-copy advertisement (sdp_zcopy.c, send side)
+ * struct sdp_zc_tx - our zero-copy advertisement (sdp_zc_tx.c)
  * @flags: SDP_ZT_* bits
  * @mr: registration MR for our advertisements, allocated at the first
  *	zero-copy send and reused; under lock_sock() and sdp_sock::tx_mutex
@@ -365,28 +365,8 @@ struct sdp_zc_rx {
 	u32 rd_pages;
 };
 
-/* A nonblocking MSG_ZEROCOPY send still in progress (sdp_zcopy.c). */
+/* A nonblocking MSG_ZEROCOPY send still in progress (sdp_zc_tx.c). */
 struct sdp_zc_async;
-
-/**
- * struct sdp_zc_pages - user pages pinned for one zero-copy transfer
- * @pages: the pinned pages
- * @npages: how many
- * @sgt: their scatterlist, covering exactly the transfer's bytes
- * @dev: device the scatterlist is DMA-mapped for, or NULL (unmapped)
- * @nents: mapped entries
- * @dir: DMA direction
- * @mm: whose pinned_vm they are charged to
- */
-struct sdp_zc_pages {
-	struct page **pages;
-	unsigned long npages;
-	struct sg_table sgt;
-	struct ib_device *dev;
-	int nents;
-	enum dma_data_direction dir;
-	struct mm_struct *mm;
-};
 
 /**
  * struct sdp_ka - dead-peer detection (sdp_keepalive.c)
@@ -545,11 +525,11 @@ struct sdp_ka {
  *	sees whether the connection it started on is still there, and not
  *	another one made by a connect() again meanwhile; under lock_sock()
  * @zc_async: a nonblocking MSG_ZEROCOPY send that returned before its
- *	advertisement ended (sdp_zcopy.c), or NULL; no other data goes
+ *	advertisement ended (sdp_zc_tx.c), or NULL; no other data goes
  *	while it is there.  Set and cleared under lock_sock() and @lock;
  *	its contents under lock_sock() (sdp_work())
  * @zc_gather: pages spliced to the socket (sendfile(), splice()) being
- *	gathered for one advertisement, or NULL (sdp_zcopy.c); while
+ *	gathered for one advertisement, or NULL (sdp_zc_tx.c); while
  *	@zc_async is in progress they are the next to go: once sealed,
  *	they become @zc_async when it ends.  Set and cleared under
  *	lock_sock() and @lock
@@ -873,13 +853,22 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 int sdp_sendmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		       struct sk_buff **zc_note, bool spliced);
 void sdp_tx_flush(struct sdp_sock *ssk);
-int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
 void sdp_tx_try_control(struct sdp_sock *ssk);
 void sdp_tx_repack(struct sdp_sock *ssk);
 u32 sdp_credit_grant(const struct sdp_sock *ssk);
 void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 		   bool seq);
 bool sdp_tx_idle(const struct sdp_sock *ssk);
+int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off, u32 len,
+		  const u32 *inv);
+void sdp_rtt_sample(struct sdp_sock *ssk, const struct sdp_buf *b);
+
+/* sdp_ctrl.c */
+int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
+int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
+		    const u32 *inv);
+void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk);
+void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /* sdp_rx.c */
 int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n);
@@ -903,35 +892,6 @@ u32 sdp_msgzc_id(struct sock *sk);
 void sdp_msgzc_queue(struct sock *sk, struct sk_buff *skb, u32 id,
 		     bool copied);
 int sdp_msgzc_recv(struct sock *sk, struct msghdr *msg, size_t len);
-
-/* sdp_zcopy.c */
-#define SDP_ZC_MAX_BYTES	(1024 * 1024)
-/* Pages of the largest transfer: SDP_ZC_MAX_BYTES at any page offset. */
-#define SDP_ZC_MAX_PAGES	(SDP_ZC_MAX_BYTES / PAGE_SIZE + 1)
-bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo);
-size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
-		   bool *fallback, int *err);
-size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
-			 struct sk_buff **note);
-unsigned long sdp_zc_async_run(struct sdp_sock *ssk);
-bool sdp_zc_gathering(struct sdp_sock *ssk);
-size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more);
-void sdp_zc_gather_seal(struct sdp_sock *ssk);
-u32 sdp_zc_unsent(const struct sdp_sock *ssk);
-int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
-		size_t len, int flags);
-void sdp_zc_init(struct sdp_sock *ssk);
-bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload);
-bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
-		   u32 rkey);
-void sdp_zc_tx_control(struct sdp_sock *ssk);
-void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc);
-void sdp_zc_conn_free(struct sdp_sock *ssk);
-int sdp_zc_quiesce(struct sock *sk, long timeo);
-void sdp_zc_wake(struct sdp_sock *ssk);
-void sdp_zc_sq_progress(struct sdp_sock *ssk);
-int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
-		    const u32 *inv);
 
 /* sdp_mem.c */
 void sdp_mem_net_init(struct sdp_net *sn);

@@ -66,6 +66,7 @@
 
 #include "sdp.h"
 #include "sdp_fallback.h"
+#include "sdp_zc.h"
 
 /* Run sdp_work() soon, or now if it waits for a later time. */
 void sdp_queue_work(struct sdp_sock *ssk)

@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 
 #include "sdp.h"
+#include "sdp_zc.h"
 
 static unsigned int sdp_bufs(int bytes, bool locked)
 {

@@ -25,6 +25,7 @@
 #include <net/busy_poll.h>
 
 #include "sdp.h"
+#include "sdp_zc.h"
 
 #define SDP_CQ_BUDGET	64
 #define SDP_CQ_BATCH	16

@@ -19,6 +19,10 @@ struct sdp_sock;
 
 bool sdp_fb_enabled(const struct sdp_sock *ssk);
 bool sdp_fb_cached(struct net *net, const struct sockaddr_storage *ss);
+void sdp_fb_cache_add(struct net *net, const struct sockaddr_storage *ss,
+		      u8 why);
+void sdp_fb_cache_forget(struct net *net, const struct sockaddr_storage *ss);
+bool sdp_fb_cacheable(const struct sdp_sock *ssk, enum sdp_fallback_reason why);
 int sdp_fb_net_init(struct net *net);
 void sdp_fb_net_exit(struct net *net);
 void sdp_fb_ready(struct sdp_sock *ssk);

@@ -43,6 +43,7 @@
 
 #include "sdp.h"
 #include "sdp_fallback.h"
+#include "sdp_zc.h"
 
 /* The first persist probe, and the longest interval between two. */
 #define SDP_PERSIST_MIN		HZ

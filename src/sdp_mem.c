@@ -40,7 +40,7 @@
  * Pages spliced to a socket (sendfile(), splice()) that it holds to send
  * zero-copy count against net.sdp.mem too, a page each, refused above
  * max (they then go buffered); they stay charged to the memory cgroup
- * that allocated them (sdp_zcopy.c, sdp_zc_splice()).
+ * that allocated them (sdp_zc_tx.c, sdp_zc_splice()).
  *
  * Refusals and the pages in use are in /proc/net/sdp_stats (MemPages,
  * MemRefused, MemPressureConns, HalfOpen, HalfOpenRefused).  The QP and

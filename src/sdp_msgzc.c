@@ -14,7 +14,7 @@
  * its bytes were copied, 0 if the peer read them all from the caller's
  * pages.  For most sends that is before send() returns: what went
  * buffered was copied, and a blocking zero-copy send (SrcAvail,
- * sdp_zcopy.c) returns only once the peer has read.  A nonblocking send
+ * sdp_zc_tx.c) returns only once the peer has read.  A nonblocking send
  * whose first segment holds net.sdp.zcopy_thresh bytes or more returns
  * as soon as it is advertised instead (sdp_zc_send_async()): its
  * notification comes when the peer has read the pages, or when their

@@ -42,7 +42,7 @@ struct sdp_fb_cache;
  *	destination stays in the negative cache (0: no cache)
  * @tcp_fallback_timeout_ms: net.sdp.tcp_fallback_timeout_ms, how long an
  *	SDP attempt with fallback on may take (0: as long as the CM tries)
- * @fb_cache: the negative cache of fallbacks (sdp_fallback.c)
+ * @fb_cache: the negative cache of fallbacks (sdp_fb_cache.c)
  * @mem_pages: pages of connection buffers held in the namespace
  * @half_open: passive connections not yet established
  * @mem_pressure: under memory pressure (between @mem[1] and @mem[0])

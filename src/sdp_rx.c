@@ -44,6 +44,7 @@
 #include <linux/uio.h>
 
 #include "sdp.h"
+#include "sdp_zc.h"
 
 static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 

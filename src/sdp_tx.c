@@ -25,14 +25,10 @@
  * SDP_DATA_MIN_CREDITS credits are left: the last credit is reserved for
  * control messages, so that a credit update can always be sent.
  *
- * A zero-copy send (sdp_zcopy.c) puts its SrcAvail into slot tx_head as
+ * A zero-copy send (sdp_zc_tx.c) puts its SrcAvail into slot tx_head as
  * well (sdp_buf::mid), so it goes out in stream order behind the data.
  *
- * Control messages (credit update, DisConn, AbortConn, and the zero-copy
- * RdmaRdCompl, SendSM, SrcAvailCancel) are a BSDH and at most a small
- * extra header, and use a ring of their own; they need one credit, and
- * the last credit only goes to one that grants the peer a new credit
- * (__sdp_post_ctrl()).
+ * Control messages have a ring of their own (sdp_ctrl.c).
  */
 #include <linux/dma-mapping.h>
 #include <linux/sched/signal.h>
@@ -40,11 +36,11 @@
 
 #include "sdp.h"
 #include "sdp_compat.h"
+#include "sdp_zc.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
 
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
-static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /*
  * The send rings at connection setup: the control ring with its buffers,
@@ -275,8 +271,8 @@ u32 sdp_credit_grant(const struct sdp_sock *ssk)
  * Post @len bytes of @b from @off on as one SEND; with @inv, a SEND with
  * Invalidate of the peer's key *@inv.
  */
-static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off,
-			 u32 len, const u32 *inv)
+int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off, u32 len,
+		  const u32 *inv)
 {
 	struct ib_sge sge = {
 		.addr = b->dma + off,
@@ -299,47 +295,6 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off,
 	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma + off, len,
 				      DMA_TO_DEVICE);
 	return ib_post_send(ssk->qp, &wr, NULL);
-}
-
-/*
- * Send a control message now: a BSDH and @extlen bytes of extra header
- * (at most SDP_CTRL_SIZE in all), with Invalidate of the peer's key *@inv
- * unless @inv is NULL.  ssk->lock held.  Returns -EAGAIN when there is
- * no credit or no free control buffer.
- */
-int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
-		    const u32 *inv)
-{
-	struct sdp_buf *b;
-	int err;
-
-	lockdep_assert_held(&ssk->lock);
-	if (!sdp_tx_usable(ssk) && mid != SDP_MID_ABORT)
-		return -ENOTCONN;
-	/*
-	 * One credit, and the last one only for a message that grants the
-	 * peer enough to send data, or an abort (sdp_ctrl_credit_ok()).
-	 */
-	if (!sdp_ctrl_credit_ok(ssk->tx_credits, mid, sdp_credit_grant(ssk)) ||
-	    ssk->ctrl_head - ssk->ctrl_tail >= SDP_CTRL_BUFS)
-		return -EAGAIN;
-	b = &ssk->ctrl_ring[ssk->ctrl_head % SDP_CTRL_BUFS];
-	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR + extlen, true);
-	if (extlen)
-		memcpy(b->data + SDP_HDR, ext, extlen);
-	b->mid = mid;	/* remembered for the completion */
-	err = sdp_post_send(ssk, b, 0, SDP_HDR + extlen, inv);
-	if (err)
-		return err;
-	ssk->ctrl_head++;
-	ssk->tx_credits--;
-	sdp_stat_tx_ctrl(ssk, mid);
-	return 0;
-}
-
-int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
-{
-	return __sdp_post_ctrl(ssk, mid, NULL, 0, NULL);
 }
 
 /*
@@ -459,7 +414,7 @@ again:
 		if (b->mid == SDP_MID_SRCAVAIL &&
 		    !sdp_srcavail_credit_ok(ssk->tx_credits))
 			break;
-		/* Data, or the SrcAvail of a zero-copy send (sdp_zcopy.c). */
+		/* Data, or the SrcAvail of a zero-copy send (sdp_zc_tx.c). */
 		if (b->mid == SDP_MID_DATA && len >= sdp_tx_msg_room(ssk)) {
 			len = sdp_tx_msg_room(ssk);
 		} else if (b->mid == SDP_MID_DATA) {
@@ -497,43 +452,8 @@ again:
 }
 
 /*
- * Our receive ring changed size (rx_want: it grew to full buffers,
- * sdp_rx_grow(), or shrank back to small ones, sdp_rx_ring_idle()): tell
- * the peer from which message on the new size binds.  Buffers are
- * consumed in the order they were posted, and none of the old size is
- * posted any more: the ones still posted take the next messages, the one
- * after lands in a buffer of the new size.  Not before the message our
- * last ChRcvBufAck binds from came: until then older buffers may be
- * ahead of those.  Once a shrink is announced, the small buffers may be
- * posted (sdp_rx_replace_retired()).  ssk->lock held.
- */
-static void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk)
-{
-	unsigned int old = ssk->rx_want == SDP_BUF_SIZE ?
-			   ssk->rx_small_posted :
-			   ssk->rx_posted - ssk->rx_small_posted;
-	struct sdp_crbah ca = {
-		.size = cpu_to_be32(ssk->rx_want),
-		.mseq = cpu_to_be32(ssk->rx_mseq_last + old + 1),
-	};
-
-	lockdep_assert_held(&ssk->lock);
-	if (ssk->rx_want == ssk->rx_size ||
-	    (test_bit(SDP_F_RX_ACKED, &ssk->flags) &&
-	     sdp_mseq_after(ssk->rx_chg_mseq, ssk->rx_mseq_last + 1)) ||
-	    __sdp_post_ctrl(ssk, SDP_MID_CHRCVBUF_ACK, &ca, sizeof(ca), NULL))
-		return;
-	set_bit(SDP_F_RX_ACKED, &ssk->flags);
-	ssk->rx_chg_mseq = be32_to_cpu(ca.mseq);
-	WRITE_ONCE(ssk->rx_size, ssk->rx_want);
-	if (!list_empty(&ssk->rx_retired) &&
-	    !test_and_set_bit(SDP_F_RX_RETIRE, &ssk->flags))
-		sdp_queue_work(ssk);
-}
-
-/*
  * Room in the send ring for the rest of a MSG_ZEROCOPY send in progress
- * that waits for it (sdp_zcopy.c): sdp_work() copies it.  ssk->lock held.
+ * that waits for it (sdp_zc_tx.c): sdp_work() copies it.  ssk->lock held.
  */
 static void sdp_tx_async_kick(struct sdp_sock *ssk)
 {
@@ -772,7 +692,7 @@ bool sdp_tx_room(const struct sdp_sock *ssk)
 /*
  * Can sendmsg() take at least one byte without waiting?  Not while a
  * nonblocking MSG_ZEROCOPY send that returned is still in progress: the
- * rest of it may have to follow as Data (sdp_zcopy.c).
+ * rest of it may have to follow as Data (sdp_zc_tx.c).
  */
 bool sdp_tx_writable(const struct sdp_sock *ssk)
 {
@@ -783,7 +703,7 @@ bool sdp_tx_writable(const struct sdp_sock *ssk)
  * A send of ours completed, acknowledged by the peer: a round-trip
  * sample for the estimator TCP uses (RFC 6298).  ssk->lock held.
  */
-static void sdp_rtt_sample(struct sdp_sock *ssk, const struct sdp_buf *b)
+void sdp_rtt_sample(struct sdp_sock *ssk, const struct sdp_buf *b)
 {
 	struct sdp_rtt *r = &ssk->rtt;
 	u32 us = clamp_t(u64, div_u64(ktime_get_ns() - b->posted,
@@ -844,36 +764,6 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_tx_async_kick(ssk);
 	spin_unlock(&ssk->lock);
 	sk->sk_write_space(sk);
-}
-
-static void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct sdp_sock *ssk = cq->cq_context;
-	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
-
-	spin_lock(&ssk->lock);
-	ssk->ctrl_tail++;
-	if (wc->status == IB_WC_SUCCESS) {
-		sdp_rtt_sample(ssk, b);
-		if (b->mid == SDP_MID_DISCONN)
-			sdp_close_disconn_done(ssk);
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
-		net_warn_ratelimited("send completion error %s\n",
-				     ib_wc_status_msg(wc->status));
-		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
-			    sdp_wc_errno(wc->status));
-	}
-	/* A free control buffer may let a waiting DisConn go. */
-	sdp_tx_try_control(ssk);
-	if (sdp_tx_idle(ssk))
-		sdp_close_check_done(ssk);
-	sdp_zc_sq_progress(ssk);
-	/* Our AbortConn is delivered (or failed): disconnect now. */
-	if (test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
-	    !sdp_abort_in_flight(ssk))
-		sdp_queue_work(ssk);
-	spin_unlock(&ssk->lock);
 }
 
 /*
