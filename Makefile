@@ -88,7 +88,7 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 .PHONY: all module tests examples tools bench-tools libsdp \
 	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm bench-scale bench-scale-vm \
-	lint checkpatch dkms-test deps clean install install-files uninstall
+	lint checkpatch doc-sync dkms-test deps clean install install-files uninstall
 
 all: module tests examples tools bench-tools libsdp
 
@@ -180,12 +180,19 @@ tests/bin/sdprules: $(LIBSDP_DEPS)
 tests/bin/sdprules: LDLIBS += -Ilibsdp libsdp/rules.c
 tests/bin/preload: LDLIBS += -lrdmacm -lpthread
 tests/bin/fallback: LDLIBS += -lrdmacm -lpthread
+# The sysctls' bounds and defaults come from the module's own list.
+tests/bin/tunables: src/sdp_sysctls.h
 
 deps:
 	scripts/install-deps
 
 lint:
 	scripts/lint $(KDIR)
+
+# Copy the DOC: blocks that Documentation/ pulls with kernel-doc into it
+# again, and check the sysctls' documentation (make lint checks both).
+doc-sync:
+	scripts/doc-sync
 
 dkms-test:
 	scripts/dkms-test

@@ -54,8 +54,6 @@ extern struct workqueue_struct *sdp_wq;
 #define SDP_RX_INIT_BUFS	4
 /* Receive buffers of a passive connection until it is established. */
 #define SDP_HALF_OPEN_BUFS	SDP_RX_INIT_BUFS
-/* Default of net.sdp.max_half_open (sdp_mem.c). */
-#define SDP_MAX_HALF_OPEN	256
 #define SDP_CTRL_BUFS		4
 /* A control message: BSDH and the largest extra header we send there. */
 #define SDP_CTRL_SIZE		(sizeof(struct sdp_bsdh) + sizeof(struct sdp_crbah))

@@ -10,57 +10,110 @@
  * peer's), ABORT, ABORT_SENT (our AbortConn posted), CM_DISCONNECT
  * (rdma_disconnect() called or DISCONNECTED seen).  Every change of them
  * happens here, one entry point per event; the data path calls these.
- *
- *  state         event                       next state, action
- *  ------------  --------------------------  ------------------------------
- *  ESTABLISHED   shutdown(SHUT_WR), close    FIN_WAIT1; DisConn behind the
- *                                            data (sdp_close_send_disconn)
- *  CLOSE_WAIT    shutdown(SHUT_WR), close    LAST_ACK; the same
- *  ESTABLISHED,  close with unread data or   CLOSE; abort (AbortOnClose)
- *  CLOSE_WAIT,   SO_LINGER {1, 0}
- *  FIN_WAIT1/2
- *  CLOSING,      close with unread data      CLOSE; abort (AbortOnClose)
- *  LAST_ACK
- *  FIN_WAIT2     close with TCP_LINGER2 < 0  CLOSE; abort (AbortOnClose)
- *  SYN_SENT,     close                       CLOSE; abort (no counter)
- *  SYN_RECV
- *  LISTEN        close                       CLOSE; every child not yet
- *                                            accepted aborted (AbortOnClose)
- *  ESTABLISHED   peer's DisConn              CLOSE_WAIT; EOF for the reader
- *                (sdp_close_disconn_rcvd)
- *  FIN_WAIT1/2   peer's DisConn              CLOSING
- *  FIN_WAIT1     our DisConn delivered       FIN_WAIT2
- *                (sdp_close_disconn_done)
- *  CLOSING,      both DisConns through, no   CLOSE; sdp_work() disconnects
- *  LAST_ACK      send in flight
- *                (sdp_close_check_done)
- *  any open      AbortConn from the peer     CLOSE; ECONNRESET (EPIPE after
- *                                            its DisConn)
- *  any open      protocol error, failed      CLOSE; ECONNRESET, AbortConn to
- *                completion, device gone     the peer where it can still
- *                (sdp_abort)                 go (ENETDOWN: device gone)
- *  established   QP in the error state       CLOSE; ECONNRESET
- *                unexplained (a flush we     (AbortOnCqError)
- *                did not start, an error
- *                event: sdp_cq_flushed,
- *                sdp_conn_fatal)
- *  any open      CM DISCONNECTED             CLOSE if the peer's DisConn
- *                (sdp_close_cm_disconnected) came and ours was posted,
- *                                            else abort
- *                                            (AbortOnCmDisconnect)
- *  orphan        net.sdp.fin_timeout, or     abort (AbortOnTimeout)
- *                TCP_LINGER2
- *                (sdp_timeout_work)
- *  SYN_SENT      connect failed              CLOSE; the error to connect()
- *
- * sdp_work() acts on the result, in process context: rdma_disconnect()
- * once the state is CLOSE or aborted (after our AbortConn went out, or
- * SDP_ABORT_DELIVERY), and the teardown of QP, CQ, rings and CM id once
- * the user has closed the socket, its device goes away, or its connect
- * failed (sdp_conn_detach()).
+ * The states, the events and what they do are the DOC: block below, which
+ * Documentation/networking/sdp.rst shows (scripts/doc-sync copies it).
  *
  * Errors are negative errnos throughout (sdp_abort()'s @err too); only
  * sk_err holds a positive one, as for every socket.
+ */
+
+/**
+ * DOC: Connection states
+ *
+ * A socket's state is its TCP state, as ``/proc/net/sdp`` and sock_diag
+ * show it, together with what is known of the two DisConns and of an
+ * abort.  Every change happens in the module's ``sdp_close.c``, one
+ * function per event (named in the table where it is not the call
+ * itself):
+ *
+ * +--------------+-----------------------------+------------------------------+
+ * | state        | event                       | next state, action           |
+ * +==============+=============================+==============================+
+ * | ESTABLISHED  | ``shutdown(SHUT_WR)``,      | FIN_WAIT1; DisConn behind    |
+ * |              | ``close``                   | the data                     |
+ * |              | (sdp_close_send_disconn)    |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | CLOSE_WAIT   | ``shutdown(SHUT_WR)``,      | LAST_ACK; the same           |
+ * |              | ``close``                   |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | ESTABLISHED, | ``close`` with unread data  | CLOSE; abort                 |
+ * | CLOSE_WAIT,  | or ``SO_LINGER`` {1, 0}     | (``AbortOnClose``)           |
+ * | FIN_WAIT1/2  |                             |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | CLOSING,     | ``close`` with unread data  | CLOSE; abort                 |
+ * | LAST_ACK     |                             | (``AbortOnClose``)           |
+ * +--------------+-----------------------------+------------------------------+
+ * | FIN_WAIT2    | ``close`` with              | CLOSE; abort                 |
+ * |              | ``TCP_LINGER2`` < 0         | (``AbortOnClose``)           |
+ * +--------------+-----------------------------+------------------------------+
+ * | SYN_SENT,    | ``close``                   | CLOSE; abort, not counted    |
+ * | SYN_RECV     |                             |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | LISTEN       | ``close``                   | CLOSE; connections not yet   |
+ * |              |                             | accepted are aborted         |
+ * |              |                             | (``AbortOnClose``)           |
+ * +--------------+-----------------------------+------------------------------+
+ * | ESTABLISHED  | the peer's DisConn          | CLOSE_WAIT; end of stream    |
+ * |              | (sdp_close_disconn_rcvd)    |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | FIN_WAIT1/2  | the peer's DisConn          | CLOSING                      |
+ * +--------------+-----------------------------+------------------------------+
+ * | FIN_WAIT1    | our DisConn delivered       | FIN_WAIT2                    |
+ * |              | (sdp_close_disconn_done)    |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | CLOSING,     | both DisConns through,      | CLOSE; the CM connection is  |
+ * | LAST_ACK     | nothing in flight           | disconnected                 |
+ * |              | (sdp_close_check_done)      |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | any open     | AbortConn from the peer     | CLOSE; ``ECONNRESET``        |
+ * |              |                             | (``EPIPE`` after its         |
+ * |              |                             | DisConn, and ``recv`` still  |
+ * |              |                             | gives end of stream)         |
+ * +--------------+-----------------------------+------------------------------+
+ * | any open     | protocol error, failed      | CLOSE; ``ECONNRESET``        |
+ * |              | completion, device removal  | (device gone: ``ENETDOWN``), |
+ * |              | (sdp_abort)                 | AbortConn to the peer where  |
+ * |              |                             | it can go                    |
+ * +--------------+-----------------------------+------------------------------+
+ * | established  | the QP went to the error    | CLOSE; ``ECONNRESET``        |
+ * |              | state with no CM event: a   | (``AbortOnCqError``)         |
+ * |              | flushed completion we did   |                              |
+ * |              | not cause, an error event   |                              |
+ * |              | of the QP, CQ or device     |                              |
+ * |              | (sdp_cq_flushed,            |                              |
+ * |              | sdp_conn_fatal)             |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | any open     | the peer stops answering:   | CLOSE; ``ETIMEDOUT``         |
+ * |              | keepalive, a persist probe  | (``AbortOnTimeout``; a send  |
+ * |              | or a send ran out of        | that ran out of retries:     |
+ * |              | retries, or                 | ``AbortOnCqError``)          |
+ * |              | ``TCP_USER_TIMEOUT`` passed |                              |
+ * |              | (sdp_keepalive.c)           |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | any open     | the CM's DISCONNECTED       | CLOSE; an abort              |
+ * |              | (sdp_close_cm_disconnected) | (``AbortOnCmDisconnect``)    |
+ * |              |                             | unless the peer's DisConn    |
+ * |              |                             | came and ours was posted     |
+ * |              |                             | (the peer's DREQ may         |
+ * |              |                             | overtake the acknowledgment  |
+ * |              |                             | of ours, whose completion is |
+ * |              |                             | then flushed)                |
+ * +--------------+-----------------------------+------------------------------+
+ * | closed by    | ``net.sdp.fin_timeout`` (or | abort (``AbortOnTimeout``)   |
+ * | its owner    | the socket's                |                              |
+ * |              | ``TCP_LINGER2``) passes     |                              |
+ * |              | (sdp_timeout_work)          |                              |
+ * +--------------+-----------------------------+------------------------------+
+ * | SYN_SENT     | the connection cannot be    | CLOSE; the error to          |
+ * |              | made                        | ``connect``                  |
+ * +--------------+-----------------------------+------------------------------+
+ *
+ * sdp_work() acts on the result, in process context: the CM connection is
+ * disconnected once the state is CLOSE or the connection was aborted
+ * (after our AbortConn went out, or did not within 2 s,
+ * SDP_ABORT_DELIVERY), and the QP, CQ, buffers and CM id are released
+ * once the owner has closed the socket, its device goes away, or its
+ * ``connect`` failed (sdp_conn_detach()).
  */
 #include <linux/workqueue.h>
 

@@ -13,8 +13,7 @@
 
 struct sdp_sock;
 
-/* SDP_TCP_FALLBACK_TIMEOUT, net.sdp.tcp_fallback_timeout_ms: ms */
-#define SDP_FB_TIMEOUT_MS_DEFAULT	3000
+/* SDP_TCP_FALLBACK_TIMEOUT at most, ms: as net.sdp.tcp_fallback_timeout_ms */
 #define SDP_FB_TIMEOUT_MS_MAX		600000
 
 bool sdp_fb_enabled(const struct sdp_sock *ssk);

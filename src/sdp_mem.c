@@ -66,7 +66,6 @@ void sdp_mem_net_init(struct sdp_net *sn)
 	sn->mem[0] = max / 2;
 	sn->mem[1] = max / 4 * 3;
 	sn->mem[2] = max;
-	sn->max_half_open = SDP_MAX_HALF_OPEN;
 	atomic_long_set(&sn->mem_pages, 0);
 	atomic_set(&sn->half_open, 0);
 	sn->mem_pressure = false;

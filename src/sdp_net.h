@@ -2,8 +2,9 @@
 /*
  * Sockets Direct Protocol -- SDP's state in a network namespace: the
  * counters' per-CPU storage (filled by sdp_stats.c), the net.sdp sysctls
- * (sdp_sysctl.c) and the memory accounting (sdp_mem.c), and the
- * accessors the rest of the module reads the sysctls through.
+ * (listed in sdp_sysctls.h, registered by sdp_sysctl.c) and the memory
+ * accounting (sdp_mem.c), and the accessors the rest of the module reads
+ * the sysctls through.
  *
  * Copyright (C) 2026 The SDP for Linux authors
  */

@@ -29,18 +29,13 @@ struct knob {
 	long min, max, dflt;
 };
 
+/* Every int sysctl, as the module lists them (net.sdp.mem aside). */
 static const struct knob knobs[] = {
-	{ "recv_poll", 0, 100000, 700 },
-	{ "fin_timeout", 1, 3600, 60 },
-	{ "resolve_timeout_ms", 100, 60000, 2000 },
-	{ "zcopy_thresh", 0, 1073741824, 65536 },
-	{ "max_half_open", 0, 65536, 256 },
-	{ "rx_init_bufs", 4, 1024, 4 },
-	{ "tx_idle_ms", 0, 3600000, 1000 },
-	{ "rx_idle_ms", 0, 3600000, 1000 },
-	{ "tcp_fallback", 0, 1, 0 },
-	{ "tcp_fallback_cache_s", 0, 86400, 60 },
-	{ "tcp_fallback_timeout_ms", 0, 600000, 3000 },
+#define SDP_SYSCTL(name, min, max, init) { #name, min, max, init },
+#define SDP_SYSCTL_MEM(name)
+#include "../src/sdp_sysctls.h"
+#undef SDP_SYSCTL
+#undef SDP_SYSCTL_MEM
 };
 
 #define NKNOBS (sizeof(knobs) / sizeof(knobs[0]))
