@@ -28,7 +28,7 @@
  * MSG_ZEROCOPY's notifications on the error queue (sk_error_queue, under
  * its own lock; only sendmsg() adds to it, under tx_mutex);
  * sdp_fallback.c carries a connect() that SDP cannot make on over a
- * TCP socket (sdp_sock::fb), to which every call then goes.  Wire
+ * TCP socket (sdp_fb::sock), to which every call then goes.  Wire
  * formats are in sdp_proto.h, the wire rules
  * (message checks, credits, mseq) as pure functions in sdp_wire.h, kernel
  * interface differences in sdp_compat.h.
@@ -57,7 +57,7 @@
  *                so that a zero-copy send is not interleaved with
  *                another thread's data (sdp_zc_tx.c);
  *   lock_sock()  serialises user calls, the CM handler and sdp_work();
- *   sdp_sock::poll_lock (spinlock, _bh)  held while CQ completions are
+ *   sdp_conn::poll_lock (spinlock, _bh)  held while CQ completions are
  *                handled (softirq, or a busy-polling reader);
  *   sdp_sock::lock (spinlock, _bh)  state, flags, rings, credits, queues:
  *                shared with the completion handlers;
@@ -66,7 +66,7 @@
  *   sdp_dev_lock is a leaf;
  *   a fallen-back socket's lock_sock() -> its TCP socket's lock_sock();
  *   the TCP socket's callbacks: its sk_callback_lock -> sdp_sock::lock.
- * The TCP socket of a fallback (sdp_sock::fb) lives until sdp_release():
+ * The TCP socket of a fallback (sdp_fb::sock) lives until sdp_release():
  * a call that read it may use it without a reference.
  * rdma_destroy_id() waits for the id's handler, which takes lock_sock(),
  * so it is only called without lock_sock() held.
@@ -137,8 +137,7 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern)
 	sk->sk_destruct = sdp_sock_destruct;
 	ssk = sdp_sk(sk);
 	spin_lock_init(&ssk->lock);
-	INIT_LIST_HEAD(&ssk->rx_queue);
-	INIT_LIST_HEAD(&ssk->rx_retired);
+	sdp_conn_reset(ssk);
 	INIT_LIST_HEAD(&ssk->accept_queue);
 	INIT_LIST_HEAD(&ssk->pending);
 	INIT_LIST_HEAD(&ssk->child_node);
@@ -252,7 +251,7 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 	if (test_bit(SDP_O_BOUND, &ssk->opts) &&
 	    !(test_bit(SDP_O_ID_USED, &ssk->opts) &&
 	      !test_bit(SDP_O_USER_BOUND, &ssk->opts) &&
-	      !test_bit(SDP_F_ESTABLISHED, &ssk->flags)))
+	      !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags)))
 		goto out;
 	/* After a failed connect: a fresh CM id (the old one is spent). */
 	err = test_bit(SDP_O_ID_USED, &ssk->opts) ? sdp_conn_renew(ssk) :
@@ -653,7 +652,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
 	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV) {
 		/* Readable from SO_RCVLOWAT bytes on, as TCP. */
-		if (READ_ONCE(ssk->rx_bytes) >=
+		if (READ_ONCE(ssk->conn.rx_bytes) >=
 		    max_t(int, READ_ONCE(sk->sk_rcvlowat), 1))
 			mask |= EPOLLIN | EPOLLRDNORM;
 		if (shutdown & SEND_SHUTDOWN || state == TCP_CLOSE) {
@@ -670,7 +669,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 		}
 	}
 	/* Urgent data not read yet (sdp_rx.c). */
-	if (READ_ONCE(ssk->urg_state) == SDP_URG_VALID)
+	if (READ_ONCE(ssk->conn.urg_state) == SDP_URG_VALID)
 		mask |= EPOLLPRI;
 	if (err || !skb_queue_empty_lockless(&sk->sk_error_queue))
 		mask |= EPOLLERR;
@@ -689,7 +688,7 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	case SIOCINQ:
 		if (sk->sk_state == TCP_LISTEN)
 			return -EINVAL;
-		answ = READ_ONCE(ssk->rx_bytes);
+		answ = READ_ONCE(ssk->conn.rx_bytes);
 		break;
 	case SIOCOUTQ:
 		if (sk->sk_state == TCP_LISTEN)
@@ -699,7 +698,7 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		 * and those of a MSG_ZEROCOPY send not yet in either
 		 */
 		spin_lock_bh(&ssk->lock);
-		answ = ssk->tx_bytes + ssk->zc_tx.len - ssk->zc_tx.acked +
+		answ = ssk->conn.tx_bytes + ssk->conn.zc_tx.len - ssk->conn.zc_tx.acked +
 		       sdp_zc_unsent(ssk);
 		spin_unlock_bh(&ssk->lock);
 		break;
@@ -712,7 +711,7 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		break;
 	case SIOCATMARK:
 		spin_lock_bh(&ssk->lock);
-		answ = ssk->urg_state != SDP_URG_NONE && !ssk->urg_ahead;
+		answ = ssk->conn.urg_state != SDP_URG_NONE && !ssk->conn.urg_ahead;
 		spin_unlock_bh(&ssk->lock);
 		break;
 	default:
@@ -811,9 +810,9 @@ static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		 * TCP_INQ, as TCP's: the bytes left to read, 1 once none
 		 * are and the peer's end of stream came (read on).
 		 */
-		int inq = READ_ONCE(ssk->rx_bytes);
+		int inq = READ_ONCE(ssk->conn.rx_bytes);
 
-		if (!inq && test_bit(SDP_F_DISCONN_RCVD, &ssk->flags))
+		if (!inq && test_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags))
 			inq = 1;
 		put_cmsg(msg, SOL_TCP, TCP_CM_INQ, sizeof(inq), &inq);
 	}

@@ -22,6 +22,7 @@
 
 #include <uapi/linux/sdp.h>
 
+#include "sdp_fallback.h"
 #include "sdp_proto.h"
 #include "sdp_stats.h"
 #include "sdp_wire.h"
@@ -84,8 +85,8 @@ static_assert(SDP_BUF_SMALL < SDP_BUF_SIZE);
  * @cqe: completion entry of the work request that uses the buffer
  * @data: the kernel mapping of @size bytes
  * @dma: its DMA address
- * @node: entry in sdp_sock::rx_queue while it holds unread data, or in
- *	sdp_sock::rx_retired (a small receive buffer no longer posted)
+ * @node: entry in sdp_conn::rx_queue while it holds unread data, or in
+ *	sdp_conn::rx_retired (a small receive buffer no longer posted)
  * @len: rx: payload bytes received, or advertised by a SrcAvail;
  *	tx: bytes after the BSDH
  * @off: rx: bytes of @len already read
@@ -126,7 +127,7 @@ struct sdp_rtt {
 	u32 min;
 };
 
-/* sdp_sock::urg_state: urgent data, as TCP's urg_data (sdp_rx.c) */
+/* sdp_conn::urg_state: urgent data, as TCP's urg_data (sdp_rx.c) */
 enum {
 	SDP_URG_NONE,		/* no urgent mark ahead of the reader */
 	SDP_URG_VALID,		/* urgent byte received, not read yet */
@@ -134,69 +135,92 @@ enum {
 };
 
 /*
- * The state bits of a socket, in four words by who owns them; all are
- * changed with atomic bitops.
+ * The state bits of a socket, in five words by who owns them; all are
+ * changed with atomic bitops.  Those of the connection (sdp_conn::flags,
+ * ::peer, ::deferred) start at 0 with each connection (sdp_conn_reset());
+ * the socket's (sdp_sock::flags, ::opts) last as long as it.
  *
- * sdp_sock::flags (SDP_F_*): the connection, under sdp_sock::lock, so that
- * whoever holds it sees them agree with the rings, credits and sk_state
- * (the completion handlers test them under it); except QUEUED, under the
- * listener's sdp_sock::lock with the accept queue, DEV_GONE, under
- * sdp_sock_list_lock (sdp_diag.c) by the device scan, HALF_OPEN, and
+ * sdp_conn::flags (SDP_C_*): the connection's state, under sdp_sock::lock,
+ * so that whoever holds it sees them agree with the rings, credits and
+ * sk_state (the completion handlers test them under it); except DEV_GONE,
+ * set under sdp_sock_list_lock (sdp_diag.c) by the device scan, and
  * QP_FATAL, set in whatever context the device reports an error event.
  */
 enum {
-	SDP_F_QP,		/* QP, CQ and rings exist */
-	SDP_F_ESTABLISHED,	/* the connection was established */
-	SDP_F_DISCONN_WANT,	/* send DisConn once data and credits allow */
-	SDP_F_DISCONN_SENT,	/* DisConn posted */
-	SDP_F_DISCONN_DONE,	/* ... and its send completed */
-	SDP_F_DISCONN_RCVD,	/* peer's DisConn received */
-	SDP_F_ABORT,		/* aborted (AbortConn sent or received, error) */
-	SDP_F_ABORT_SENT,	/* our AbortConn is posted */
-	SDP_F_CM_DISCONNECT,	/* rdma_disconnect() called or DISCONNECTED */
-	SDP_F_PEER_RINV,	/* the peer's Hello(Ack) had SDP_HF_RINV */
-	SDP_F_NAGLE,		/* a small write waits in the slot being
+	SDP_C_QP,		/* QP, CQ and rings exist */
+	SDP_C_ESTABLISHED,	/* the connection was established */
+	SDP_C_DISCONN_WANT,	/* send DisConn once data and credits allow */
+	SDP_C_DISCONN_SENT,	/* DisConn posted */
+	SDP_C_DISCONN_DONE,	/* ... and its send completed */
+	SDP_C_DISCONN_RCVD,	/* peer's DisConn received */
+	SDP_C_ABORT,		/* aborted (AbortConn sent or received, error) */
+	SDP_C_ABORT_SENT,	/* our AbortConn is posted */
+	SDP_C_CM_DISCONNECT,	/* rdma_disconnect() called or DISCONNECTED */
+	SDP_C_NAGLE,		/* a small write waits in the slot being
 				 * filled for the data in flight (Nagle)
 				 */
-	SDP_F_POLL_AGAIN,	/* the CQ's softirq found poll_lock held
+	SDP_C_POLL_AGAIN,	/* the CQ's softirq found poll_lock held
 				 * and left the CQ to its holder, which
 				 * schedules it again (sdp_cq_unlock_bh())
 				 */
-	SDP_F_TX_SMALL,		/* Data message tx_small_mseq, shorter than
+	SDP_C_TX_SMALL,		/* Data message tx_small_mseq, shorter than
 				 * the peer's buffer, is not acknowledged
 				 * yet (Nagle, sdp_tx_hold())
 				 */
-	SDP_F_RX_GROW,		/* the peer runs short of credits: post
-				 * the rest of the receive ring (sdp_work())
-				 */
-	SDP_F_RX_RETIRE,	/* buffers of the size we no longer post
-				 * came back (rx_retired): replace or free
-				 * them (sdp_work())
-				 */
-	SDP_F_PEER_RESIZE,	/* the peer's Hello(Ack) had SDP_HF_RESIZE */
-	SDP_F_PEER_SHRINK,	/* ... and SDP_HF_SHRINK */
-	SDP_F_RX_ACKED,		/* a ChRcvBufAck of ours is posted: its
+	SDP_C_RX_ACKED,		/* a ChRcvBufAck of ours is posted: its
 				 * size binds from rx_chg_mseq on
 				 */
-	SDP_F_PEER_RESIZED,	/* the peer's ChRcvBufAck came: messages
+	SDP_C_PEER_RESIZED,	/* the peer's ChRcvBufAck came: messages
 				 * from tx_max_mseq on may be tx_max, the
 				 * ones before tx_prev_max
 				 */
-	SDP_F_TX_PIECE,		/* a part of slot tx_post is posted, the
+	SDP_C_TX_PIECE,		/* a part of slot tx_post is posted, the
 				 * rest waits for its completion
 				 * (sdp_tx_push())
 				 */
-	SDP_F_QP_FATAL,		/* an error event of the QP, the CQ or the
+	SDP_C_QP_FATAL,		/* an error event of the QP, the CQ or the
 				 * device: sdp_work() aborts
 				 * (sdp_conn_fatal())
 				 */
-	SDP_F_TX_FILLING,	/* sendmsg() is copying into slot tx_head
+	SDP_C_TX_FILLING,	/* sendmsg() is copying into slot tx_head
 				 * without the lock: only it may commit it
 				 */
-	SDP_F_QUEUED,		/* passive: moved to the accept queue */
-	SDP_F_DEV_GONE,		/* seen by the device-removal scan */
-	SDP_F_HALF_OPEN,	/* passive: counted as half open (sdp_mem.c);
-				 * set before the socket is visible, cleared
+	SDP_C_DEV_GONE,		/* seen by the device-removal scan */
+};
+
+/*
+ * sdp_conn::peer (SDP_P_*): what the peer's Hello or HelloAck offered,
+ * set once before the connection carries data (sdp_cm.c), under
+ * sdp_sock::lock.
+ */
+enum {
+	SDP_P_RINV,		/* SDP_HF_RINV, and our device can use it */
+	SDP_P_RESIZE,		/* SDP_HF_RESIZE */
+	SDP_P_SHRINK,		/* ... and SDP_HF_SHRINK */
+};
+
+/*
+ * sdp_conn::deferred (SDP_D_*): work the completion handlers leave to
+ * sdp_work() in process context, which clears the bit and does it.
+ */
+enum {
+	SDP_D_RX_GROW,		/* the peer runs short of credits: post
+				 * the rest of the receive ring
+				 */
+	SDP_D_RX_RETIRE,	/* buffers of the size we no longer post
+				 * came back (rx_retired): replace or free
+				 * them
+				 */
+};
+
+/*
+ * sdp_sock::flags (SDP_F_*): a passive socket's place with its listener;
+ * QUEUED under the listener's sdp_sock::lock with the accept queue.
+ */
+enum {
+	SDP_F_QUEUED,		/* moved to the accept queue */
+	SDP_F_HALF_OPEN,	/* counted as half open (sdp_mem.c); set
+				 * before the socket is visible, cleared
 				 * once with test_and_clear_bit()
 				 */
 };
@@ -217,22 +241,8 @@ enum {
 	SDP_O_CORK,		/* TCP_CORK */
 	SDP_O_FB_SET,		/* SDP_TCP_FALLBACK set on the socket: */
 	SDP_O_FB_ON,		/* ... its value (else net.sdp.tcp_fallback) */
-	SDP_O_FB_TMO_SET,	/* SDP_TCP_FALLBACK_TIMEOUT set: fb_timeout_ms */
+	SDP_O_FB_TMO_SET,	/* SDP_TCP_FALLBACK_TIMEOUT set: sdp_fb::timeout_ms */
 	SDP_O_CLOSING,		/* close() began: no fallback from then on */
-};
-
-/* The callbacks of a fallback's TCP socket (sdp_fallback.c): fb_ops[] */
-enum sdp_fb_ev {
-	SDP_FB_EV_STATE,	/* sk_state_change */
-	SDP_FB_EV_DATA,		/* sk_data_ready */
-	SDP_FB_EV_SPACE,	/* sk_write_space */
-	SDP_FB_EV_ERROR,	/* sk_error_report */
-	SDP_FB_EV_MAX
-};
-
-/* One of those callbacks, as TCP had it. */
-struct sdp_fb_cb {
-	void (*fn)(struct sock *sk);
 };
 
 /* struct sdp_zc_tx::flags (SDP_ZT_*): our advertisement; sdp_sock::lock */
@@ -336,7 +346,7 @@ struct sdp_zc_tx {
 /**
  * struct sdp_zc_rx - the peer's advertisement we read (receive side)
  * @flags: SDP_ZR_* bits
- * @buf: the peer's SrcAvail being consumed (queued on sdp_sock::rx_queue)
+ * @buf: the peer's SrcAvail being consumed (queued on sdp_conn::rx_queue)
  * @gen: SrcAvails received, so that a reader can tell the advertisement it
  *	pinned for from a later one
  * @compl: bytes read from it not yet reported in RdmaRdCompl
@@ -370,7 +380,7 @@ struct sdp_zc_async;
  * struct sdp_ka - dead-peer detection (sdp_keepalive.c)
  * @last_heard: jiffies of the last completion of ours that succeeded
  *	(a message received or a send acknowledged); written by the CQ
- *	poller under sdp_sock::poll_lock, read with READ_ONCE()
+ *	poller under sdp_conn::poll_lock, read with READ_ONCE()
  * @stall_since: when committed data started waiting for credits
  * @persist_at: when the next persist probe is due
  * @persist_ivl: the interval before that one
@@ -391,55 +401,57 @@ struct sdp_ka {
 };
 
 /**
- * struct sdp_sock - an SDP socket
- * @sk: the generic socket; must stay first
- * @node: entry in the diagnostics list (sdp_diag.c)
- * @lock: protects sk_state changes, @flags, the rx and tx ring indices,
- *	credits and sequence numbers, @rx_queue and the listener's
- *	@accept_queue / @pending lists.  Taken from the CQ's softirq
- *	context: process context takes it with _bh, inside lock_sock().
- * @flags: SDP_F_* bits (connection state)
- * @opts: SDP_O_* bits (addressing and options)
- * @id: the RDMA CM id; changed only under lock_sock()
+ * struct sdp_conn - one connection of a socket: its verbs resources, the
+ *	rings, credits and sequence numbers, zero-copy state and round-trip
+ *	time; created by sdp_conn_setup(), released by sdp_conn_free(), and
+ *	started afresh, for a new connect() or a new socket, by
+ *	sdp_conn_reset(), which zeroes all of it
+ * @poll_lock: held while completions of @cq are processed; initialised
+ *	with @cq (sdp_cq_create())
+ * @iop: softirq polling of @cq; initialised with it
+ * @flags: SDP_C_* bits (the connection's state)
+ * @peer: SDP_P_* bits (what the peer offered)
+ * @deferred: SDP_D_* bits (work for sdp_work())
  * @sdev: device state, referenced while the QP exists
+ * @pd: protection domain of this connection alone, so that an rkey we
+ *	advertise works only through this connection's QP
  * @cq: send and receive completion queue (sdp_cq.c)
- * @poll_lock: held while completions of @cq are processed
- * @iop: softirq polling of @cq
- * @qp: the RC queue pair (owned by @id)
+ * @comp_vector: @cq's completion vector (sdp_device_vector_get())
+ * @qp: the RC queue pair (owned by sdp_sock::id)
  * @rx_ring: @rx_slots receive buffer descriptors
  * @rx_slots: descriptors in @rx_ring (the ring size at setup)
  * @rx_count: receive ring size: at most @rx_slots buffers; only comes
  *	down, to @rx_alloc, when it cannot grow (sdp_rx_grow()); written
- *	under @lock and lock_sock()
+ *	under sdp_sock::lock and lock_sock()
  * @rx_alloc: ... of which @rx_alloc have a buffer (posted, holding data
  *	or retired), wherever they are in @rx_ring: SDP_HALF_OPEN_BUFS or
  *	net.sdp.rx_init_bufs, all once the peer sent faster than they came
  *	back (sdp_rx_grow_due()), net.sdp.rx_init_bufs again after
  *	net.sdp.rx_idle_ms without data (sdp_rx_ring_idle()); written under
- *	@lock and lock_sock()
+ *	sdp_sock::lock and lock_sock()
  * @rx_queue: received buffers with unread payload, in order
  * @rx_posted: receive buffers posted and not yet completed
  * @rx_size: the largest message the peer may send us, BSDH included: the
  *	size of our receive buffers as we announced it last, in the Hello
- *	or a ChRcvBufAck (sdp_rx.c); under @lock
+ *	or a ChRcvBufAck (sdp_rx.c)
  * @rx_want: the size of the buffers we post from now on: SDP_BUF_SIZE
  *	once the ring grew, SDP_BUF_SMALL again once it shrinks; a buffer
  *	of the other size that comes back retires.  @rx_size follows once
- *	our ChRcvBufAck is posted; under @lock
- * @rx_small_posted: ... of which SDP_BUF_SMALL buffers; under @lock
+ *	our ChRcvBufAck is posted
+ * @rx_small_posted: ... of which SDP_BUF_SMALL buffers
  * @rx_retired: buffers that came back with a size other than @rx_want,
- *	to be replaced or freed (sdp_rx_replace_retired()); under @lock
+ *	to be replaced or freed (sdp_rx_replace_retired())
  * @rx_chg_mseq: the first message our last ChRcvBufAck applies to; no
- *	other goes before that one came (SDP_F_RX_ACKED); under @lock
- * @rx_last: jiffies of the last Data or SrcAvail received; under @lock
+ *	other goes before that one came (SDP_C_RX_ACKED)
+ * @rx_last: jiffies of the last Data or SrcAvail received
  * @rx_data_run: Data messages received since we last sent data
- *	(sdp_rx_grow_due()); under @lock
+ *	(sdp_rx_grow_due())
  * @rx_mseq_last: mseq of the last message received
  * @rx_mseq_limit: highest mseq the peer may send given our adverts
  * @rx_bytes: unread payload bytes in @rx_queue
- * @urg_ahead: unread bytes before the urgent mark; under @lock
- * @urg_state: SDP_URG_*; under @lock, read locklessly by poll()
- * @urg_byte: the urgent byte (SDP_URG_VALID); under @lock
+ * @urg_ahead: unread bytes before the urgent mark
+ * @urg_state: SDP_URG_*; read locklessly by poll()
+ * @urg_byte: the urgent byte (SDP_URG_VALID)
  * @tx_ring: @tx_slots send buffer descriptors for data
  * @tx_slots: descriptors in @tx_ring (the ring size asked for)
  * @tx_count: ring size in use, @tx_slots or fewer under memory
@@ -448,112 +460,54 @@ struct sdp_ka {
  *	a send needs one and no slot out of use has one to give
  *	(sdp_tx_slot_ready()), up to @tx_count, 0 again after
  *	net.sdp.tx_idle_ms without a send (sdp_tx_ring_idle()); changed
- *	under lock_sock() and @lock
+ *	under lock_sock() and sdp_sock::lock
  * @tx_last: jiffies of the last sendmsg() that had the buffers
  * @tx_held: jiffies (never 0) since the slot being filled is held back
  *	for MSG_MORE or TCP_CORK, or for Nagle behind a small message
- *	(SDP_F_TX_SMALL), or 0; it goes after SDP_TX_CORK_MAX (as TCP's),
- *	or SDP_TX_NAGLE_MAX; under @lock
+ *	(SDP_C_TX_SMALL), or 0; it goes after SDP_TX_CORK_MAX (as TCP's),
+ *	or SDP_TX_NAGLE_MAX
  * @tx_small_mseq: mseq of our last Data message shorter than the peer's
- *	buffer (SDP_F_TX_SMALL); under @lock
+ *	buffer (SDP_C_TX_SMALL)
  * @tx_head: data slots committed (the next one is being filled)
  * @tx_post: data slots posted (a slot bigger than the peer's buffers
- *	goes in parts, one at a time: SDP_F_TX_PIECE, sdp_buf::off)
+ *	goes in parts, one at a time: SDP_C_TX_PIECE, sdp_buf::off)
  * @tx_tail: data slots whose send completed
  * @tx_fill: payload bytes in slot @tx_head that is being filled
  * @ctrl_ring: SDP_CTRL_BUFS buffers for control messages
- * @ctrl_head: control slots posted; @ctrl_tail: completed
+ * @ctrl_head: control slots posted
+ * @ctrl_tail: control slots completed
  * @tx_mseq_next: mseq of the next message we send
  * @tx_credits: messages we may send (peer's posted buffers)
  * @tx_max: largest message the peer accepts (BSDH included)
- * @tx_prev_max: ... before its last ChRcvBufAck (SDP_F_PEER_RESIZED),
+ * @tx_prev_max: ... before its last ChRcvBufAck (SDP_C_PEER_RESIZED),
  *	which still binds the messages before @tx_max_mseq (sdp_tx_push())
- * @tx_max_mseq: the first mseq that @tx_max binds; both under @lock
+ * @tx_max_mseq: the first mseq that @tx_max binds
  * @tx_bytes: payload bytes posted and not yet completed, plus @tx_fill
  *	and @tx_unposted
  * @tx_unposted: payload bytes in committed slots not yet posted
- * @saddr: local address (AF_UNSPEC until bound); under lock_sock()
- * @daddr: peer address (AF_UNSPEC until connected); under lock_sock()
- * @parent: listener, for a passive socket not yet accepted (referenced)
- * @accept_queue: listener: established children waiting for accept()
- * @pending: listener: children whose connection is not yet established
- * @child_node: child: entry in the parent's @accept_queue or @pending
- * @work: deferred process-context work: disconnect, destroy
- * @abort_sent: when our AbortConn was posted (jiffies); under @lock
- * @timeout_work: abort an orphaned socket the peer never closes
- * @pd: protection domain of this connection alone, so that an rkey we
- *	advertise works only through this connection's QP
- * @tx_mutex: held across sendmsg(), so that a zero-copy send and its
- *	buffered remainder are not interleaved with another thread's data
- * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
- * @tcp: TCP options set (sdp_sockopt.c); under lock_sock()
- * @fb: the TCP socket of a fallback, made by connect() with fallback
- *	on (sdp_fb_ready()), or NULL (sdp_fallback.c); set once, under
- *	lock_sock() and @lock, released by sdp_release() only, so that a
- *	call that read it may use it
- * @fb_lsn: a listener's TCP listening socket (fallback on), or NULL;
- *	set and cleared under lock_sock() and @lock, read under lock_sock()
- *	or with READ_ONCE() (poll)
- * @fb_port: a TCP socket bound to the port picked for a bind() to
- *	port 0 with fallback on, keeping it for TCP until listen() or a
- *	fallback takes it over (sdp_fb_bind_any()), or NULL; under
- *	lock_sock()
- * @fb_on: the socket's calls go to @fb (sdp_fb()); cleared when a new
- *	connect() tries SDP again, under lock_sock() and @lock
- * @fb_reason: enum sdp_fallback_reason, set with @fb_on
- * @fb_timeout_ms: SDP_TCP_FALLBACK_TIMEOUT once set (SDP_O_FB_TMO_SET);
- *	under lock_sock()
- * @fb_deadline: jiffies at which the SDP attempt of a connect() with
- *	fallback on is given up (sdp_fb_timeout_check()), 0 when none;
- *	under lock_sock()
- * @fb_err: @fb's error when last looked at; under @lock
- * @fb_err_copied: the error of @fb copied to sk_err and not yet read
- *	(through SO_ERROR, or a call @fb answered), or 0; under @lock
- * @fb_urg_seq: the sequence number of @fb's last urgent byte SIGURG was
- *	sent for (@fb_urg_sent); under @fb's socket lock (its data_ready)
- * @fb_ops: @fb's own callbacks (enum sdp_fb_ev), which ours call on
- *	(for a listener, @fb_lsn's data_ready); under its sk_callback_lock
+ * @abort_sent: when our AbortConn was posted (jiffies)
  * @zc_tx: our advertisement (send side)
  * @zc_rx: the peer's advertisement (receive side)
  * @zc_busy: zero-copy transfers in progress; the QP, CQ, PD and MR stay
  *	until it drops to 0 (sdp_work(), and a connect() again, wait for
- *	it: sdp_zc_quiesce()); under @lock
- * @conn_gen: bumped whenever a connection's resources go
- *	(sdp_conn_detach()), so that a call that slept without lock_sock()
- *	sees whether the connection it started on is still there, and not
- *	another one made by a connect() again meanwhile; under lock_sock()
- * @zc_async: a nonblocking MSG_ZEROCOPY send that returned before its
- *	advertisement ended (sdp_zc_tx.c), or NULL; no other data goes
- *	while it is there.  Set and cleared under lock_sock() and @lock;
- *	its contents under lock_sock() (sdp_work())
- * @zc_gather: pages spliced to the socket (sendfile(), splice()) being
- *	gathered for one advertisement, or NULL (sdp_zc_tx.c); while
- *	@zc_async is in progress they are the next to go: once sealed,
- *	they become @zc_async when it ends.  Set and cleared under
- *	lock_sock() and @lock
- * @zc_spliced: bytes of the spliced pages @zc_gather and @zc_async hold,
- *	within the send buffer (sdp_zc_splice()); their pages are in
- *	@mem_pages.  Written under lock_sock() and @lock
- * @mem_pages: pages of buffers, and of spliced pages held, charged to the
- *	namespace (sdp_mem.c); under lock_sock()
- * @rtt: round-trip time of our sends (sdp_tx.c); under @lock
- * @ka: keepalive and persist probes (sdp_keepalive.c); its timer is
- *	sk->sk_timer
- * @stats: per-socket counters (sdp_stats.h), under @lock
+ *	it: sdp_zc_quiesce())
+ * @rtt: round-trip time of our sends (sdp_tx.c)
+ *
+ * Written under sdp_sock::lock, the verbs resources also under
+ * lock_sock(), unless said otherwise.
  */
-struct sdp_sock {
-	struct sock sk;
-	struct list_head node;
-	spinlock_t lock;	/* see above */
-	unsigned long flags;
-	unsigned long opts;
-
-	struct rdma_cm_id *id;
-	struct sdp_device *sdev;
-	struct ib_cq *cq;
-	int comp_vector;	/* of cq (sdp_device_vector_get()) */
+struct sdp_conn {
 	spinlock_t poll_lock;	/* see above */
 	struct irq_poll iop;
+
+	unsigned long flags;
+	unsigned long peer;
+	unsigned long deferred;
+
+	struct sdp_device *sdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	int comp_vector;
 	struct ib_qp *qp;
 
 	struct sdp_buf *rx_ring;
@@ -598,6 +552,70 @@ struct sdp_sock {
 	u32 tx_bytes;
 	u32 tx_unposted;
 
+	unsigned long abort_sent;
+	struct sdp_zc_tx zc_tx;
+	struct sdp_zc_rx zc_rx;
+	unsigned int zc_busy;
+	struct sdp_rtt rtt;
+};
+
+/**
+ * struct sdp_sock - an SDP socket
+ * @sk: the generic socket; must stay first
+ * @node: entry in the diagnostics list (sdp_diag.c)
+ * @lock: protects sk_state changes, the bits of @conn, its ring indices,
+ *	credits and sequence numbers, its rx_queue and the listener's
+ *	@accept_queue / @pending lists.  Taken from the CQ's softirq
+ *	context: process context takes it with _bh, inside lock_sock().
+ * @flags: SDP_F_* bits (a passive socket and its listener)
+ * @opts: SDP_O_* bits (addressing and options)
+ * @id: the RDMA CM id; changed only under lock_sock()
+ * @conn: the connection (sdp_conn.c)
+ * @saddr: local address (AF_UNSPEC until bound); under lock_sock()
+ * @daddr: peer address (AF_UNSPEC until connected); under lock_sock()
+ * @parent: listener, for a passive socket not yet accepted (referenced)
+ * @accept_queue: listener: established children waiting for accept()
+ * @pending: listener: children whose connection is not yet established
+ * @child_node: child: entry in the parent's @accept_queue or @pending
+ * @work: deferred process-context work: disconnect, destroy
+ * @timeout_work: abort an orphaned socket the peer never closes
+ * @tx_mutex: held across sendmsg(), so that a zero-copy send and its
+ *	buffered remainder are not interleaved with another thread's data
+ * @zc_thresh: SDP_ZCOPY_THRESH; under lock_sock()
+ * @tcp: TCP options set (sdp_sockopt.c); under lock_sock()
+ * @fb: the in-kernel fallback to TCP (sdp_fallback.c)
+ * @conn_gen: bumped whenever a connection's resources go
+ *	(sdp_conn_detach()), so that a call that slept without lock_sock()
+ *	sees whether the connection it started on is still there, and not
+ *	another one made by a connect() again meanwhile; under lock_sock()
+ * @zc_async: a nonblocking MSG_ZEROCOPY send that returned before its
+ *	advertisement ended (sdp_zcopy.c), or NULL; no other data goes
+ *	while it is there.  Set and cleared under lock_sock() and @lock;
+ *	its contents under lock_sock() (sdp_work())
+ * @zc_gather: pages spliced to the socket (sendfile(), splice()) being
+ *	gathered for one advertisement, or NULL (sdp_zcopy.c); while
+ *	@zc_async is in progress they are the next to go: once sealed,
+ *	they become @zc_async when it ends.  Set and cleared under
+ *	lock_sock() and @lock
+ * @zc_spliced: bytes of the spliced pages @zc_gather and @zc_async hold,
+ *	within the send buffer (sdp_zc_splice()); their pages are in
+ *	@mem_pages.  Written under lock_sock() and @lock
+ * @mem_pages: pages of buffers, and of spliced pages held, charged to the
+ *	namespace (sdp_mem.c); under lock_sock()
+ * @ka: keepalive and persist probes (sdp_keepalive.c); its timer is
+ *	sk->sk_timer
+ * @stats: per-socket counters (sdp_stats.h), under @lock
+ */
+struct sdp_sock {
+	struct sock sk;
+	struct list_head node;
+	spinlock_t lock;	/* see above */
+	unsigned long flags;
+	unsigned long opts;
+
+	struct rdma_cm_id *id;
+	struct sdp_conn conn;
+
 	struct sockaddr_storage saddr;
 	struct sockaddr_storage daddr;
 
@@ -607,34 +625,17 @@ struct sdp_sock {
 	struct list_head child_node;
 
 	struct delayed_work work;
-	unsigned long abort_sent;
 	struct delayed_work timeout_work;
 
-	struct ib_pd *pd;
 	struct mutex tx_mutex;	/* see above */
 	int zc_thresh;
 	struct sdp_tcp_opts tcp;
-	struct socket *fb;
-	struct socket *fb_lsn;
-	struct socket *fb_port;
-	bool fb_on;
-	u8 fb_reason;
-	unsigned int fb_timeout_ms;
-	unsigned long fb_deadline;
-	int fb_err;
-	int fb_err_copied;
-	u32 fb_urg_seq;
-	bool fb_urg_sent;
-	struct sdp_fb_cb fb_ops[SDP_FB_EV_MAX];
-	struct sdp_zc_tx zc_tx;
-	struct sdp_zc_rx zc_rx;
-	unsigned int zc_busy;
+	struct sdp_fb fb;
 	u32 conn_gen;
 	struct sdp_zc_async *zc_async;
 	struct sdp_zc_async *zc_gather;
 	u32 zc_spliced;
 	long mem_pages;
-	struct sdp_rtt rtt;
 	struct sdp_ka ka;
 	struct sdp_sock_stats stats;
 };
@@ -642,18 +643,6 @@ struct sdp_sock {
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 {
 	return container_of(sk, struct sdp_sock, sk);
-}
-
-/* Forget how the last connection attempt ended.  sdp_sock::lock held. */
-static inline void sdp_flags_clear_conn(struct sdp_sock *ssk)
-{
-	int bit;
-
-	lockdep_assert_held(&ssk->lock);
-	for (bit = SDP_F_QP; bit <= SDP_F_TX_FILLING; bit++)
-		clear_bit(bit, &ssk->flags);
-	WRITE_ONCE(ssk->zc_tx.flags, 0);
-	WRITE_ONCE(ssk->zc_rx.flags, 0);
 }
 
 /*
@@ -692,11 +681,17 @@ struct sdp_device {
  */
 static inline bool sdp_sends_in_flight(const struct sdp_sock *ssk)
 {
-	return ssk->tx_post != ssk->tx_tail ||
-	       test_bit(SDP_F_TX_PIECE, &ssk->flags) ||
-	       ssk->ctrl_head != ssk->ctrl_tail ||
-	       (test_bit(SDP_ZR_READING, &ssk->zc_rx.flags) &&
-		!test_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags));
+	return ssk->conn.tx_post != ssk->conn.tx_tail ||
+	       test_bit(SDP_C_TX_PIECE, &ssk->conn.flags) ||
+	       ssk->conn.ctrl_head != ssk->conn.ctrl_tail ||
+	       (test_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags) &&
+		!test_bit(SDP_ZR_RD_DONE, &ssk->conn.zc_rx.flags));
+}
+
+/* Send ring slot @i (a running index: tx_head, tx_post, tx_tail). */
+static inline struct sdp_buf *sdp_tx_slot(struct sdp_conn *c, unsigned int i)
+{
+	return &c->tx_ring[i % c->tx_count];
 }
 
 /* Is the socket connected (established or closing)? */
@@ -769,6 +764,7 @@ void sdp_connect_failed_fb(struct sdp_sock *ssk, int err,
 			   enum sdp_fallback_reason why);
 
 /* sdp_conn.c: a connection's verbs resources */
+void sdp_conn_reset(struct sdp_sock *ssk);
 int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 		   bool small);
 void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id);
@@ -810,15 +806,21 @@ void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 /* Can the QP carry our messages: it exists, no abort, no disconnect? */
 static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
 {
-	return test_bit(SDP_F_QP, &ssk->flags) &&
-	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
-	       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	return test_bit(SDP_C_QP, &ssk->conn.flags) &&
+	       !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+	       !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
 }
 
 /* The TCP socket a fallen-back socket uses, or NULL. */
 static inline struct socket *sdp_fb(const struct sdp_sock *ssk)
 {
-	return READ_ONCE(ssk->fb_on) ? READ_ONCE(ssk->fb) : NULL;
+	return READ_ONCE(ssk->fb.on) ? READ_ONCE(ssk->fb.sock) : NULL;
+}
+
+/* Why a fallen-back socket uses TCP (enum sdp_fallback_reason), else 0. */
+static inline u8 sdp_fb_reason(const struct sdp_sock *ssk)
+{
+	return sdp_fb(ssk) ? READ_ONCE(ssk->fb.reason) : SDP_FB_NONE;
 }
 
 int sdp_tx_ring_alloc(struct sdp_sock *ssk);

@@ -5,7 +5,7 @@
  * Copyright (C) 2026 The SDP for Linux authors
  *
  * A connection's state is its TCP state (sk_state, as TCP names them)
- * together with the close flags of sdp_sock::flags: DISCONN_WANT, _SENT,
+ * together with the close flags of sdp_conn::flags: DISCONN_WANT, _SENT,
  * _DONE (our DisConn asked for, posted, delivered), DISCONN_RCVD (the
  * peer's), ABORT, ABORT_SENT (our AbortConn posted), CM_DISCONNECT
  * (rdma_disconnect() called or DISCONNECTED seen).  Every change of them
@@ -188,16 +188,16 @@ void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err)
 	struct sock *sk = &ssk->sk;
 
 	lockdep_assert_held(&ssk->lock);
-	if (test_bit(SDP_F_ABORT, &ssk->flags))
+	if (test_bit(SDP_C_ABORT, &ssk->conn.flags))
 		return;
 	sdp_stat_abort(ssk, why);
 	sdp_trace_abort(ssk, err, sdp_abort_tells_peer(why));
 	if (sdp_abort_tells_peer(why) && sdp_tx_usable(ssk) &&
 	    !sdp_post_ctrl(ssk, SDP_MID_ABORT)) {
-		set_bit(SDP_F_ABORT_SENT, &ssk->flags);
-		ssk->abort_sent = jiffies;
+		set_bit(SDP_C_ABORT_SENT, &ssk->conn.flags);
+		ssk->conn.abort_sent = jiffies;
 	}
-	set_bit(SDP_F_ABORT, &ssk->flags);
+	set_bit(SDP_C_ABORT, &ssk->conn.flags);
 	if (err && !sock_flag(sk, SOCK_DEAD))
 		WRITE_ONCE(sk->sk_err, -err);
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
@@ -230,10 +230,10 @@ void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err)
 bool sdp_abort_in_flight(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
-	       ssk->ctrl_tail != ssk->ctrl_head &&
-	       time_before(jiffies, ssk->abort_sent + SDP_ABORT_DELIVERY) &&
-	       !(ssk->sdev && READ_ONCE(ssk->sdev->removing));
+	return test_bit(SDP_C_ABORT_SENT, &ssk->conn.flags) &&
+	       ssk->conn.ctrl_tail != ssk->conn.ctrl_head &&
+	       time_before(jiffies, ssk->conn.abort_sent + SDP_ABORT_DELIVERY) &&
+	       !(ssk->conn.sdev && READ_ONCE(ssk->conn.sdev->removing));
 }
 
 /*
@@ -243,8 +243,8 @@ bool sdp_abort_in_flight(const struct sdp_sock *ssk)
 void sdp_close_check_done(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (!test_bit(SDP_F_DISCONN_DONE, &ssk->flags) ||
-	    !test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) ||
+	if (!test_bit(SDP_C_DISCONN_DONE, &ssk->conn.flags) ||
+	    !test_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags) ||
 	    !sdp_tx_idle(ssk))
 		return;
 	if (ssk->sk.sk_state != TCP_CLOSE) {
@@ -261,7 +261,7 @@ void sdp_close_disconn_rcvd(struct sdp_sock *ssk)
 	struct sock *sk = &ssk->sk;
 
 	lockdep_assert_held(&ssk->lock);
-	set_bit(SDP_F_DISCONN_RCVD, &ssk->flags);
+	set_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags);
 	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
 	switch (sk->sk_state) {
 	case TCP_ESTABLISHED:
@@ -283,7 +283,7 @@ void sdp_close_disconn_rcvd(struct sdp_sock *ssk)
 void sdp_close_disconn_done(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	set_bit(SDP_F_DISCONN_DONE, &ssk->flags);
+	set_bit(SDP_C_DISCONN_DONE, &ssk->conn.flags);
 	if (ssk->sk.sk_state == TCP_FIN_WAIT1)
 		sdp_set_state(&ssk->sk, TCP_FIN_WAIT2);
 }
@@ -310,14 +310,14 @@ void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	/* The peer's DisConn may still wait in the CQ: see it first. */
 	sdp_cq_process_pending(ssk);
 	spin_lock_bh(&ssk->lock);
-	disconnect = !test_and_set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	disconnect = !test_and_set_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
 	spin_unlock_bh(&ssk->lock);
 	if (disconnect)
 		rdma_disconnect(id);
 	spin_lock_bh(&ssk->lock);
-	if (test_bit(SDP_F_ABORT, &ssk->flags) ||
-	    (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
-	     test_bit(SDP_F_DISCONN_SENT, &ssk->flags))) {
+	if (test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
+	    (test_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags) &&
+	     test_bit(SDP_C_DISCONN_SENT, &ssk->conn.flags))) {
 		if (sk->sk_state != TCP_CLOSE)
 			sdp_set_state(sk, TCP_CLOSE);
 	} else {
@@ -339,7 +339,7 @@ static void sdp_close_send_disconn(struct sdp_sock *ssk)
 		sdp_set_state(sk, TCP_FIN_WAIT1);
 	else if (sk->sk_state == TCP_CLOSE_WAIT)
 		sdp_set_state(sk, TCP_LAST_ACK);
-	set_bit(SDP_F_DISCONN_WANT, &ssk->flags);
+	set_bit(SDP_C_DISCONN_WANT, &ssk->conn.flags);
 	sdp_tx_flush(ssk);
 	spin_unlock_bh(&ssk->lock);
 }
@@ -415,12 +415,12 @@ static void sdp_close_linger(struct sdp_sock *ssk)
 
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (timeo && !signal_pending(current) &&
-	       !test_bit(SDP_F_DISCONN_DONE, &ssk->flags) &&
-	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
+	       !test_bit(SDP_C_DISCONN_DONE, &ssk->conn.flags) &&
+	       !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 	       sk->sk_state != TCP_CLOSE)
 		sk_wait_event(sk, &timeo,
-			      test_bit(SDP_F_DISCONN_DONE, &ssk->flags) ||
-			      test_bit(SDP_F_ABORT, &ssk->flags) ||
+			      test_bit(SDP_C_DISCONN_DONE, &ssk->conn.flags) ||
+			      test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
 			      READ_ONCE(sk->sk_state) == TCP_CLOSE, &wait);
 	remove_wait_queue(sk_sleep(sk), &wait);
 }
@@ -458,7 +458,7 @@ int sdp_release(struct socket *sock)
 		 * may not have been delivered; otherwise the peer gets all
 		 * data, then EOF.
 		 */
-		if (READ_ONCE(ssk->rx_bytes) ||
+		if (READ_ONCE(ssk->conn.rx_bytes) ||
 		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime &&
 		     ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT |
 					     TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2)))) {
@@ -493,7 +493,7 @@ int sdp_release(struct socket *sock)
 	 * resolving) gives its port back now, as TCP's close does; the
 	 * CM handler ignores the id once it is no longer ssk->id.
 	 */
-	if (ssk->id && !test_bit(SDP_F_QP, &ssk->flags)) {
+	if (ssk->id && !test_bit(SDP_C_QP, &ssk->conn.flags)) {
 		id = ssk->id;
 		ssk->id = NULL;
 		clear_bit(SDP_O_BOUND, &ssk->opts);
@@ -543,27 +543,27 @@ void sdp_work(struct work_struct *work)
 	 * A passive socket aborted before it reached the accept queue will
 	 * never be accepted: give its backlog slot back and close it.
 	 */
-	if (ssk->parent && test_bit(SDP_F_ABORT, &ssk->flags) &&
+	if (ssk->parent && test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 	    !test_bit(SDP_F_QUEUED, &ssk->flags) && sdp_child_unlink(ssk)) {
 		parent = ssk->parent;
 		ssk->parent = NULL;
 		sock_set_flag(sk, SOCK_DEAD);
 	}
 	spin_lock_bh(&ssk->lock);
-	qp = test_bit(SDP_F_QP, &ssk->flags);
+	qp = test_bit(SDP_C_QP, &ssk->conn.flags);
 	/* An error event of the QP, CQ or device (sdp_conn_fatal()). */
-	if (qp && test_bit(SDP_F_QP_FATAL, &ssk->flags))
+	if (qp && test_bit(SDP_C_QP_FATAL, &ssk->conn.flags))
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	held = sdp_abort_in_flight(ssk);
 	if (held)	/* come back when the wait for it is over */
-		sdp_queue_work_delayed(ssk, ssk->abort_sent +
+		sdp_queue_work_delayed(ssk, ssk->conn.abort_sent +
 				       SDP_ABORT_DELIVERY - jiffies + 1);
 	disconnect = qp && !held &&
-		     !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
-		     (test_bit(SDP_F_ABORT, &ssk->flags) ||
+		     !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) &&
+		     (test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
 		      sk->sk_state == TCP_CLOSE);
 	if (disconnect)
-		set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+		set_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
 	/*
 	 * Release the resources of a closed socket once its connection is
 	 * over (closed or aborted), of any socket whose device goes away,
@@ -571,11 +571,11 @@ void sdp_work(struct work_struct *work)
 	 * read); not while a zero-copy transfer uses them (it queues us
 	 * when it ends) or our AbortConn is on its way.
 	 */
-	destroy = ssk->id && !ssk->zc_busy && !held &&
+	destroy = ssk->id && !ssk->conn.zc_busy && !held &&
 		  ((sock_flag(sk, SOCK_DEAD) && sk->sk_state == TCP_CLOSE) ||
-		   (ssk->sdev && READ_ONCE(ssk->sdev->removing)) ||
-		   (test_bit(SDP_F_ABORT, &ssk->flags) &&
-		    !test_bit(SDP_F_ESTABLISHED, &ssk->flags) && !ssk->parent));
+		   (ssk->conn.sdev && READ_ONCE(ssk->conn.sdev->removing)) ||
+		   (test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+		    !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) && !ssk->parent));
 	spin_unlock_bh(&ssk->lock);
 
 	if (disconnect)
@@ -586,12 +586,12 @@ void sdp_work(struct work_struct *work)
 		unsigned long rx_again, cork_again;
 
 		again = sdp_tx_ring_idle(ssk);
-		if (test_and_clear_bit(SDP_F_RX_RETIRE, &ssk->flags))
+		if (test_and_clear_bit(SDP_D_RX_RETIRE, &ssk->conn.deferred))
 			sdp_rx_replace_retired(ssk);
 		/* Before the RTU, sdp_cm_child_established() grows it. */
-		if (test_bit(SDP_F_ESTABLISHED, &ssk->flags) &&
-		    test_and_clear_bit(SDP_F_RX_GROW, &ssk->flags))
-			sdp_rx_grow(ssk, ssk->rx_count);
+		if (test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) &&
+		    test_and_clear_bit(SDP_D_RX_GROW, &ssk->conn.deferred))
+			sdp_rx_grow(ssk, ssk->conn.rx_count);
 		rx_again = sdp_rx_ring_idle(ssk);
 		if (rx_again && (!again || rx_again < again))
 			again = rx_again;

@@ -174,10 +174,10 @@ static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
 			   u8 flags)
 {
 	spin_lock_bh(&ssk->lock);
-	assign_bit(SDP_F_PEER_RINV, &ssk->flags,
+	assign_bit(SDP_P_RINV, &ssk->conn.peer,
 		   (flags & SDP_HF_RINV) && sdp_dev_rinv(dev));
-	assign_bit(SDP_F_PEER_RESIZE, &ssk->flags, flags & SDP_HF_RESIZE);
-	assign_bit(SDP_F_PEER_SHRINK, &ssk->flags,
+	assign_bit(SDP_P_RESIZE, &ssk->conn.peer, flags & SDP_HF_RESIZE);
+	assign_bit(SDP_P_SHRINK, &ssk->conn.peer,
 		   (flags & (SDP_HF_RESIZE | SDP_HF_SHRINK)) ==
 		   (SDP_HF_RESIZE | SDP_HF_SHRINK));
 	spin_unlock_bh(&ssk->lock);
@@ -202,7 +202,7 @@ static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	hh.flags = sdp_hello_flags(id->device);
 	hh.max_adverts = 1;
 	hh.desremrcvsz = cpu_to_be32(SDP_BUF_SIZE);
-	hh.localrcvsz = cpu_to_be32(ssk->rx_size);
+	hh.localrcvsz = cpu_to_be32(ssk->conn.rx_size);
 	hh.port = sdp_addr_port((struct sockaddr *)&id->route.addr.src_addr);
 
 	sdp_conn_param(&param, &hh, sizeof(hh), id->device, NULL);
@@ -260,8 +260,8 @@ static bool sdp_hello_ack_ok(struct sdp_sock *ssk, struct rdma_cm_event *ev)
 			      be16_to_cpu(ha->bsdh.bufs));
 		return false;
 	}
-	ssk->tx_max = sdp_peer_tx_max(be32_to_cpu(ha->actrcvsz));
-	ssk->tx_credits = be16_to_cpu(ha->bsdh.bufs);
+	ssk->conn.tx_max = sdp_peer_tx_max(be32_to_cpu(ha->actrcvsz));
+	ssk->conn.tx_credits = be16_to_cpu(ha->bsdh.bufs);
 	sdp_peer_flags(ssk, ssk->id->device, ha->flags);
 	return true;
 }
@@ -376,8 +376,8 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	release_sock(csk);
 	if (err)
 		goto err_child;
-	child->tx_max = sdp_peer_tx_max(be32_to_cpu(hh->localrcvsz));
-	child->tx_credits = be16_to_cpu(hh->bsdh.bufs);
+	child->conn.tx_max = sdp_peer_tx_max(be32_to_cpu(hh->localrcvsz));
+	child->conn.tx_credits = be16_to_cpu(hh->bsdh.bufs);
 	sdp_peer_flags(child, id->device, hh->flags);
 
 	spin_lock_bh(&child->lock);
@@ -387,7 +387,7 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	ha.ipv = sdp_ipv(id);
 	ha.flags = sdp_hello_flags(id->device);
 	ha.max_adverts = 1;
-	ha.actrcvsz = cpu_to_be32(child->rx_size);
+	ha.actrcvsz = cpu_to_be32(child->conn.rx_size);
 	sdp_conn_param(&param, &ha, sizeof(ha), id->device, &ev->param.conn);
 	err = rdma_accept(id, &param);
 	if (err)
@@ -477,13 +477,13 @@ static void sdp_cm_rejected(struct sdp_sock *ssk, struct sock **parent)
 static void sdp_cm_child_established(struct sdp_sock *ssk)
 {
 	spin_lock_bh(&ssk->lock);
-	set_bit(SDP_F_ESTABLISHED, &ssk->flags);
+	set_bit(SDP_C_ESTABLISHED, &ssk->conn.flags);
 	sdp_set_state(&ssk->sk, TCP_ESTABLISHED);
 	spin_unlock_bh(&ssk->lock);
 	sdp_half_open_done(ssk);
 	/* Early data may have asked for all of it before the RTU. */
-	sdp_rx_grow(ssk, test_and_clear_bit(SDP_F_RX_GROW, &ssk->flags) ?
-			 ssk->rx_count :
+	sdp_rx_grow(ssk, test_and_clear_bit(SDP_D_RX_GROW, &ssk->conn.deferred) ?
+			 ssk->conn.rx_count :
 			 sdp_sysctl_rx_init_bufs(sock_net(&ssk->sk)));
 	if (ssk->parent)
 		sdp_child_established(ssk);
@@ -495,7 +495,7 @@ static void sdp_cm_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 {
 	struct sock *sk = &ssk->sk;
 
-	if (test_bit(SDP_F_ABORT, &ssk->flags)) {
+	if (test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		/*
 		 * Aborted while the CM was still waiting for the peer's
 		 * RTU: the DREQ could not go then, now it can.
@@ -514,7 +514,7 @@ static void sdp_cm_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 		return;
 	}
 	spin_lock_bh(&ssk->lock);
-	set_bit(SDP_F_ESTABLISHED, &ssk->flags);
+	set_bit(SDP_C_ESTABLISHED, &ssk->conn.flags);
 	sdp_set_state(sk, TCP_ESTABLISHED);
 	spin_unlock_bh(&ssk->lock);
 	sk->sk_state_change(sk);
@@ -529,7 +529,7 @@ static void sdp_cm_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 static int sdp_cm_device_removal(struct sdp_sock *ssk, bool *put_id)
 {
 	sdp_abort(ssk, SDP_ABORT_REASON_DEVICE_REMOVAL, -ENETDOWN);
-	if (ssk->qp)
+	if (ssk->conn.qp)
 		return 0;
 	ssk->id = NULL;
 	*put_id = true;

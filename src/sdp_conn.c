@@ -33,23 +33,23 @@ static unsigned int sdp_bufs(int bytes, bool locked)
  */
 void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
-	if (ssk->qp) {
-		ib_drain_qp(ssk->qp);
+	if (ssk->conn.qp) {
+		ib_drain_qp(ssk->conn.qp);
 		rdma_destroy_qp(id);
-		ssk->qp = NULL;
+		ssk->conn.qp = NULL;
 	}
-	if (ssk->cq)
+	if (ssk->conn.cq)
 		sdp_cq_destroy(ssk);
-	if (ssk->sdev) {
+	if (ssk->conn.sdev) {
 		sdp_rx_ring_free(ssk);
 		sdp_tx_ring_free(ssk);
 		sdp_mem_uncharge_all(ssk);
 		sdp_zc_conn_free(ssk);
-		if (!IS_ERR_OR_NULL(ssk->pd))
-			ib_dealloc_pd(ssk->pd);
-		ssk->pd = NULL;
-		sdp_device_put(ssk->sdev);
-		WRITE_ONCE(ssk->sdev, NULL);
+		if (!IS_ERR_OR_NULL(ssk->conn.pd))
+			ib_dealloc_pd(ssk->conn.pd);
+		ssk->conn.pd = NULL;
+		sdp_device_put(ssk->conn.sdev);
+		WRITE_ONCE(ssk->conn.sdev, NULL);
 	}
 }
 
@@ -67,7 +67,7 @@ void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
  */
 void sdp_conn_fatal(struct sdp_sock *ssk, const char *what)
 {
-	if (test_and_set_bit(SDP_F_QP_FATAL, &ssk->flags))
+	if (test_and_set_bit(SDP_C_QP_FATAL, &ssk->conn.flags))
 		return;
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ASYNC_ERRORS);
 	sdp_warn_peer(ssk, "%s; aborting\n", what);
@@ -107,36 +107,36 @@ static void sdp_qp_event(struct ib_event *ev, void *ctx)
 	}
 }
 
-/* The counters of a connection's rings, messages and transfers. */
-static void sdp_conn_state_init(struct sdp_sock *ssk)
+/**
+ * sdp_conn_reset() - start a socket's connection afresh
+ * @ssk: a new socket, or one that connects again once the last
+ *	connection's resources are gone (sdp_conn_renew())
+ *
+ * The one place a connection's state begins: all of struct sdp_conn is
+ * zeroed, then the few fields that do not start at 0 are set (the CQ's
+ * poll_lock and irq_poll start with the CQ).  lock_sock() held, or the
+ * socket not yet visible.
+ */
+void sdp_conn_reset(struct sdp_sock *ssk)
 {
-	ssk->rx_posted = 0;
-	ssk->rx_small_posted = 0;
-	ssk->rtt = (struct sdp_rtt){};
-	ssk->rx_chg_mseq = 0;
-	ssk->rx_last = jiffies;
-	ssk->rx_data_run = 0;
-	ssk->rx_bytes = 0;
-	ssk->urg_state = SDP_URG_NONE;
-	ssk->rx_mseq_last = 0;
-	ssk->rx_mseq_limit = 0;
-	ssk->tx_head = 0;
-	ssk->tx_post = 0;
-	ssk->tx_tail = 0;
-	ssk->tx_fill = 0;
-	ssk->tx_bytes = 0;
-	ssk->tx_unposted = 0;
-	ssk->tx_credits = 0;
-	ssk->tx_mseq_next = 1;
-	ssk->ctrl_head = 0;
-	ssk->ctrl_tail = 0;
-	ssk->zc_tx.len = 0;
-	ssk->zc_tx.acked = 0;
-	ssk->zc_rx.buf = NULL;
-	ssk->zc_rx.compl = 0;
-	clear_bit(SDP_F_RX_RETIRE, &ssk->flags);
-	clear_bit(SDP_F_RX_ACKED, &ssk->flags);
-	clear_bit(SDP_F_PEER_RESIZED, &ssk->flags);
+	struct sdp_conn *c = &ssk->conn;
+
+	/* Only the counters of the last connection may be left. */
+	WARN_ON_ONCE(c->sdev || c->pd || c->cq || c->qp || c->rx_ring ||
+		     c->tx_ring || c->ctrl_ring || c->zc_tx.mr || c->zc_busy);
+	spin_lock_bh(&ssk->lock);
+	memset(c, 0, sizeof(*c));
+	INIT_LIST_HEAD(&c->rx_queue);
+	INIT_LIST_HEAD(&c->rx_retired);
+	c->rx_last = jiffies;
+	c->tx_mseq_next = 1;
+	spin_unlock_bh(&ssk->lock);
+	/*
+	 * The device-removal scan marks a socket under its list lock once
+	 * it saw the socket's device; a mark it made for the last
+	 * connection goes under that lock too (sdp_diag.c).
+	 */
+	sdp_sock_clear_dev_gone(ssk);
 }
 
 /*
@@ -160,23 +160,21 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 	sdev = sdp_device_get(id->device);
 	if (!sdev)
 		return -ENETDOWN;
-	/* A socket may connect again after a failed attempt: start afresh. */
-	sdp_conn_state_init(ssk);
-	WRITE_ONCE(ssk->sdev, sdev);
+	WRITE_ONCE(ssk->conn.sdev, sdev);
 	old = sdp_memcg_enter(sk);
-	ssk->pd = ib_alloc_pd(id->device, 0);
-	if (IS_ERR(ssk->pd)) {
-		err = PTR_ERR(ssk->pd);
+	ssk->conn.pd = ib_alloc_pd(id->device, 0);
+	if (IS_ERR(ssk->conn.pd)) {
+		err = PTR_ERR(ssk->conn.pd);
 		goto err;
 	}
 	sdp_zc_init(ssk);
 
-	ssk->rx_count = sdp_bufs(sk->sk_rcvbuf,
-				 sk->sk_userlocks & SOCK_RCVBUF_LOCK);
-	asked = ssk->rx_count;
-	ssk->tx_count = sdp_bufs(sk->sk_sndbuf,
-				 sk->sk_userlocks & SOCK_SNDBUF_LOCK);
-	sdp_mem_ring_bufs(sk, &ssk->rx_count, &ssk->tx_count);
+	ssk->conn.rx_count = sdp_bufs(sk->sk_rcvbuf,
+				      sk->sk_userlocks & SOCK_RCVBUF_LOCK);
+	asked = ssk->conn.rx_count;
+	ssk->conn.tx_count = sdp_bufs(sk->sk_sndbuf,
+				      sk->sk_userlocks & SOCK_SNDBUF_LOCK);
+	sdp_mem_ring_bufs(sk, &ssk->conn.rx_count, &ssk->conn.tx_count);
 	/*
 	 * The active side posts net.sdp.rx_init_bufs receive buffers, a
 	 * passive one SDP_HALF_OPEN_BUFS until the handshake completes
@@ -190,10 +188,10 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 	 * pressure stays small).
 	 */
 	rx_init = sdp_sysctl_rx_init_bufs(sock_net(sk));
-	nrx = min(ssk->rx_count, passive ? SDP_HALF_OPEN_BUFS : rx_init);
-	ssk->rx_size = small && rx_init < asked ? SDP_BUF_SMALL : SDP_BUF_SIZE;
-	ssk->rx_want = ssk->rx_size;
-	err = sdp_mem_charge(ssk, nrx, ssk->rx_size, false);
+	nrx = min(ssk->conn.rx_count, passive ? SDP_HALF_OPEN_BUFS : rx_init);
+	ssk->conn.rx_size = small && rx_init < asked ? SDP_BUF_SMALL : SDP_BUF_SIZE;
+	ssk->conn.rx_want = ssk->conn.rx_size;
+	err = sdp_mem_charge(ssk, nrx, ssk->conn.rx_size, false);
 	if (err)
 		goto err;
 	/*
@@ -214,35 +212,35 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 	 */
 	sge = clamp_t(u32, min_t(u32, da->max_send_sge, da->max_sge_rd), 1,
 		      SDP_ZC_SGE);
-	nsend = ssk->tx_count + SDP_CTRL_BUFS + 2 + 2;
+	nsend = ssk->conn.tx_count + SDP_CTRL_BUFS + 2 + 2;
 	rd_wrs = roundup_pow_of_two(nsend + SDP_ZC_RD_WRS_MIN + 2) - 2 - nsend;
 	rd_wrs = min_t(u32, rd_wrs, DIV_ROUND_UP(SDP_ZC_MAX_PAGES, sge));
-	ssk->zc_rx.rd_pages = rd_wrs * sge;
+	ssk->conn.zc_rx.rd_pages = rd_wrs * sge;
 	/*
 	 * Every work request of both queues, the receive drain's and the
 	 * rdma_rw context's included.
 	 */
-	ncqe = ssk->rx_count + 1 + nsend + rd_wrs + 1;
+	ncqe = ssk->conn.rx_count + 1 + nsend + rd_wrs + 1;
 	err = sdp_cq_create(ssk, ncqe);
 	if (err)
 		goto err;
 
 	attr.event_handler = sdp_qp_event;
 	attr.qp_context = ssk;
-	attr.send_cq = ssk->cq;
-	attr.recv_cq = ssk->cq;
+	attr.send_cq = ssk->conn.cq;
+	attr.recv_cq = ssk->conn.cq;
 	attr.cap.max_send_wr = nsend + rd_wrs;
 	/* One spare for ib_drain_qp(). */
-	attr.cap.max_recv_wr = ssk->rx_count + 1;
+	attr.cap.max_recv_wr = ssk->conn.rx_count + 1;
 	attr.cap.max_send_sge = sge;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_rdma_ctxs = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	err = rdma_create_qp(id, ssk->pd, &attr);
+	err = rdma_create_qp(id, ssk->conn.pd, &attr);
 	if (err)
 		goto err;
-	ssk->qp = id->qp;
+	ssk->conn.qp = id->qp;
 
 	err = sdp_rx_ring_alloc(ssk, nrx);
 	if (err)
@@ -255,7 +253,7 @@ int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 	spin_lock_bh(&ssk->lock);
 	err = sdp_rx_post_all(ssk);
 	if (!err)
-		set_bit(SDP_F_QP, &ssk->flags);
+		set_bit(SDP_C_QP, &ssk->conn.flags);
 	spin_unlock_bh(&ssk->lock);
 	if (err)
 		goto err_free;
@@ -283,10 +281,10 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 	sock_owned_by_me(sk);
 	spin_lock_bh(&ssk->lock);
 	/* sdp_work() and sdp_conn_renew() wait for the transfers. */
-	WARN_ON_ONCE(ssk->zc_busy);
-	clear_bit(SDP_F_QP, &ssk->flags);
-	set_bit(SDP_F_ABORT, &ssk->flags);
-	set_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	WARN_ON_ONCE(ssk->conn.zc_busy);
+	clear_bit(SDP_C_QP, &ssk->conn.flags);
+	set_bit(SDP_C_ABORT, &ssk->conn.flags);
+	set_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
 	spin_unlock_bh(&ssk->lock);
 	/* A call asleep without lock_sock() finds its connection gone. */
 	ssk->conn_gen++;
@@ -335,7 +333,7 @@ int sdp_conn_renew(struct sdp_sock *ssk)
 	int err;
 
 	sock_owned_by_me(sk);
-	if (ssk->zc_busy)
+	if (ssk->conn.zc_busy)
 		return -EALREADY;
 	if (ssk->id && test_bit(SDP_O_ID_USED, &ssk->opts)) {
 		r = kmalloc(sizeof(*r), GFP_KERNEL);
@@ -347,10 +345,7 @@ int sdp_conn_renew(struct sdp_sock *ssk)
 		queue_work(sdp_wq, &r->work);
 	}
 	/* How the last attempt ended: its connection state goes. */
-	spin_lock_bh(&ssk->lock);
-	sdp_flags_clear_conn(ssk);
-	spin_unlock_bh(&ssk->lock);
-	sdp_sock_clear_dev_gone(ssk);
+	sdp_conn_reset(ssk);
 	if (!ssk->id) {
 		err = sdp_cm_create_id(ssk);
 		if (err)

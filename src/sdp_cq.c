@@ -10,7 +10,7 @@
  * completion event) or, while a reader waits for data, by the reader
  * itself polling the CQ for a short while before it sleeps (OFED's
  * recv_poll; SO_BUSY_POLL or the net.sdp.recv_poll sysctl).  Both go
- * through sdp_cq_process() under sdp_sock::poll_lock, so that
+ * through sdp_cq_process() under sdp_conn::poll_lock, so that
  * completions are handled one at a time and in order: ib_alloc_cq()'s
  * own polling could not be shared that way, hence ib_create_cq() here.
  * Each CQ takes the completion vector that the fewest CQs of its device
@@ -129,7 +129,7 @@ void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 /*
  * A completion was flushed: the QP is in the error state.  We put it
  * there ourselves only once the connection is over: an abort
- * (SDP_F_ABORT), a disconnect, ours or the peer's (SDP_F_CM_DISCONNECT),
+ * (SDP_C_ABORT), a disconnect, ours or the peer's (SDP_C_CM_DISCONNECT),
  * the teardown (sdp_conn_detach() sets both); and the CM does on a
  * reject, before the connection is established.  A failed RDMA read of
  * ours explains it too (its reader reports the error, sdp_zc_recv()), as
@@ -145,10 +145,10 @@ void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 static void sdp_cq_flushed(struct sdp_sock *ssk)
 {
 	spin_lock(&ssk->lock);
-	if (test_bit(SDP_F_ESTABLISHED, &ssk->flags) &&
-	    !test_bit(SDP_F_ABORT, &ssk->flags) &&
-	    !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags) &&
-	    !ssk->zc_rx.rd_err && !READ_ONCE(ssk->sdev->removing)) {
+	if (test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) &&
+	    !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+	    !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) &&
+	    !ssk->conn.zc_rx.rd_err && !READ_ONCE(ssk->conn.sdev->removing)) {
 		sdp_warn_peer(ssk, "QP went to the error state with no CM event; aborting\n");
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	}
@@ -170,9 +170,9 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 	int done = 0, n, i;
 	bool heard = false;
 
-	lockdep_assert_held(&ssk->poll_lock);
+	lockdep_assert_held(&ssk->conn.poll_lock);
 	while (done < budget) {
-		n = ib_poll_cq(ssk->cq, min(budget - done, SDP_CQ_BATCH), wcs);
+		n = ib_poll_cq(ssk->conn.cq, min(budget - done, SDP_CQ_BATCH), wcs);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++) {
@@ -180,7 +180,7 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 			if (unlikely(!wcs[i].wr_cqe))
 				sdp_zc_rd_chain_done(ssk, &wcs[i]);
 			else
-				wcs[i].wr_cqe->done(ssk->cq, &wcs[i]);
+				wcs[i].wr_cqe->done(ssk->conn.cq, &wcs[i]);
 			if (unlikely(wcs[i].status == IB_WC_WR_FLUSH_ERR))
 				sdp_cq_flushed(ssk);
 		}
@@ -194,26 +194,26 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 
 /*
  * Let go of poll_lock taken in process context: if the softirq found it
- * held meanwhile and left the CQ to us (SDP_F_POLL_AGAIN), schedule it
+ * held meanwhile and left the CQ to us (SDP_C_POLL_AGAIN), schedule it
  * again, for what we left and to re-arm the CQ.  The flag's test is a
  * full barrier after the unlock; sdp_cq_poll() pairs with it.
  */
 static void sdp_cq_unlock_bh(struct sdp_sock *ssk)
-	__releases(&ssk->poll_lock)
+	__releases(&ssk->conn.poll_lock)
 {
-	spin_unlock(&ssk->poll_lock);
-	if (test_and_clear_bit(SDP_F_POLL_AGAIN, &ssk->flags))
-		irq_poll_sched(&ssk->iop);
+	spin_unlock(&ssk->conn.poll_lock);
+	if (test_and_clear_bit(SDP_C_POLL_AGAIN, &ssk->conn.flags))
+		irq_poll_sched(&ssk->conn.iop);
 	local_bh_enable();
 }
 
 static int sdp_cq_poll(struct irq_poll *iop, int budget)
 {
-	struct sdp_sock *ssk = container_of(iop, struct sdp_sock, iop);
+	struct sdp_sock *ssk = container_of(iop, struct sdp_sock, conn.iop);
 	bool completed = false;
 	int done;
 
-	if (!spin_trylock(&ssk->poll_lock)) {
+	if (!spin_trylock(&ssk->conn.poll_lock)) {
 		/*
 		 * A reader busy-polls the CQ (sdp_busy_poll()): rather than
 		 * spin on this CPU while it handles a batch, leave the CQ to
@@ -222,19 +222,19 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 		 */
 		irq_poll_complete(iop);
 		completed = true;
-		set_bit(SDP_F_POLL_AGAIN, &ssk->flags);
+		set_bit(SDP_C_POLL_AGAIN, &ssk->conn.flags);
 		/* Pairs with the test after the unlock, sdp_cq_unlock_bh(). */
 		smp_mb__after_atomic();
-		if (!spin_trylock(&ssk->poll_lock))
+		if (!spin_trylock(&ssk->conn.poll_lock))
 			return 0;
-		clear_bit(SDP_F_POLL_AGAIN, &ssk->flags);
+		clear_bit(SDP_C_POLL_AGAIN, &ssk->conn.flags);
 	}
 	done = sdp_cq_process(ssk, budget);
-	spin_unlock(&ssk->poll_lock);
+	spin_unlock(&ssk->conn.poll_lock);
 	if (completed || done < budget) {
 		if (!completed)
 			irq_poll_complete(iop);
-		if (ib_req_notify_cq(ssk->cq, IB_CQ_NEXT_COMP |
+		if (ib_req_notify_cq(ssk->conn.cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
 			irq_poll_sched(iop);
 	}
@@ -245,7 +245,7 @@ static void sdp_cq_event(struct ib_cq *cq, void *ctx)
 {
 	struct sdp_sock *ssk = ctx;
 
-	irq_poll_sched(&ssk->iop);
+	irq_poll_sched(&ssk->conn.iop);
 }
 
 /*
@@ -262,20 +262,20 @@ int sdp_cq_create(struct sdp_sock *ssk, int ncqe)
 {
 	struct ib_cq_init_attr attr = {
 		.cqe = ncqe,
-		.comp_vector = sdp_device_vector_get(ssk->sdev),
+		.comp_vector = sdp_device_vector_get(ssk->conn.sdev),
 	};
 	struct ib_cq *cq;
 
-	cq = ib_create_cq(ssk->sdev->ibdev, sdp_cq_event, sdp_cq_error, ssk,
+	cq = ib_create_cq(ssk->conn.sdev->ibdev, sdp_cq_event, sdp_cq_error, ssk,
 			  &attr);
 	if (IS_ERR(cq)) {
-		sdp_device_vector_put(ssk->sdev, attr.comp_vector);
+		sdp_device_vector_put(ssk->conn.sdev, attr.comp_vector);
 		return PTR_ERR(cq);
 	}
-	ssk->comp_vector = attr.comp_vector;
-	ssk->cq = cq;
-	spin_lock_init(&ssk->poll_lock);
-	irq_poll_init(&ssk->iop, SDP_CQ_BUDGET, sdp_cq_poll);
+	ssk->conn.comp_vector = attr.comp_vector;
+	ssk->conn.cq = cq;
+	spin_lock_init(&ssk->conn.poll_lock);
+	irq_poll_init(&ssk->conn.iop, SDP_CQ_BUDGET, sdp_cq_poll);
 	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
 	return 0;
 }
@@ -292,9 +292,9 @@ void sdp_cq_process_pending(struct sdp_sock *ssk)
 {
 	int i;
 
-	if (!ssk->cq)
+	if (!ssk->conn.cq)
 		return;
-	spin_lock_bh(&ssk->poll_lock);
+	spin_lock_bh(&ssk->conn.poll_lock);
 	/* Bounded: completions may keep coming while we are at it. */
 	for (i = 0; i < 4; i++)
 		if (sdp_cq_process(ssk, SDP_CQ_BUDGET) < SDP_CQ_BUDGET)
@@ -305,10 +305,10 @@ void sdp_cq_process_pending(struct sdp_sock *ssk)
 /* After the QP is destroyed: no completion can come any more. */
 void sdp_cq_destroy(struct sdp_sock *ssk)
 {
-	irq_poll_disable(&ssk->iop);
-	ib_destroy_cq(ssk->cq);
-	ssk->cq = NULL;
-	sdp_device_vector_put(ssk->sdev, ssk->comp_vector);
+	irq_poll_disable(&ssk->conn.iop);
+	ib_destroy_cq(ssk->conn.cq);
+	ssk->conn.cq = NULL;
+	sdp_device_vector_put(ssk->conn.sdev, ssk->conn.comp_vector);
 }
 
 /*
@@ -331,11 +331,11 @@ void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 	u64 end;
 
 	sock_owned_by_me(sk);
-	if (!usec || !ssk->cq || !test_bit(SDP_F_QP, &ssk->flags))
+	if (!usec || !ssk->conn.cq || !test_bit(SDP_C_QP, &ssk->conn.flags))
 		return;
 	end = local_clock() + min(usec, 100000U) * NSEC_PER_USEC;
 	do {
-		if (spin_trylock_bh(&ssk->poll_lock)) {
+		if (spin_trylock_bh(&ssk->conn.poll_lock)) {
 			sdp_cq_process(ssk, SDP_CQ_BATCH);
 			sdp_cq_unlock_bh(ssk);
 		}

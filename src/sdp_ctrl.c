@@ -39,10 +39,10 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 	 * One credit, and the last one only for a message that grants the
 	 * peer enough to send data, or an abort (sdp_ctrl_credit_ok()).
 	 */
-	if (!sdp_ctrl_credit_ok(ssk->tx_credits, mid, sdp_credit_grant(ssk)) ||
-	    ssk->ctrl_head - ssk->ctrl_tail >= SDP_CTRL_BUFS)
+	if (!sdp_ctrl_credit_ok(ssk->conn.tx_credits, mid, sdp_credit_grant(ssk)) ||
+	    ssk->conn.ctrl_head - ssk->conn.ctrl_tail >= SDP_CTRL_BUFS)
 		return -EAGAIN;
-	b = &ssk->ctrl_ring[ssk->ctrl_head % SDP_CTRL_BUFS];
+	b = &ssk->conn.ctrl_ring[ssk->conn.ctrl_head % SDP_CTRL_BUFS];
 	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR + extlen, true);
 	if (extlen)
 		memcpy(b->data + SDP_HDR, ext, extlen);
@@ -50,8 +50,8 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 	err = sdp_post_send(ssk, b, 0, SDP_HDR + extlen, inv);
 	if (err)
 		return err;
-	ssk->ctrl_head++;
-	ssk->tx_credits--;
+	ssk->conn.ctrl_head++;
+	ssk->conn.tx_credits--;
 	sdp_stat_tx_ctrl(ssk, mid);
 	return 0;
 }
@@ -74,25 +74,25 @@ int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
  */
 void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk)
 {
-	unsigned int old = ssk->rx_want == SDP_BUF_SIZE ?
-			   ssk->rx_small_posted :
-			   ssk->rx_posted - ssk->rx_small_posted;
+	unsigned int old = ssk->conn.rx_want == SDP_BUF_SIZE ?
+			   ssk->conn.rx_small_posted :
+			   ssk->conn.rx_posted - ssk->conn.rx_small_posted;
 	struct sdp_crbah ca = {
-		.size = cpu_to_be32(ssk->rx_want),
-		.mseq = cpu_to_be32(ssk->rx_mseq_last + old + 1),
+		.size = cpu_to_be32(ssk->conn.rx_want),
+		.mseq = cpu_to_be32(ssk->conn.rx_mseq_last + old + 1),
 	};
 
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->rx_want == ssk->rx_size ||
-	    (test_bit(SDP_F_RX_ACKED, &ssk->flags) &&
-	     sdp_mseq_after(ssk->rx_chg_mseq, ssk->rx_mseq_last + 1)) ||
+	if (ssk->conn.rx_want == ssk->conn.rx_size ||
+	    (test_bit(SDP_C_RX_ACKED, &ssk->conn.flags) &&
+	     sdp_mseq_after(ssk->conn.rx_chg_mseq, ssk->conn.rx_mseq_last + 1)) ||
 	    __sdp_post_ctrl(ssk, SDP_MID_CHRCVBUF_ACK, &ca, sizeof(ca), NULL))
 		return;
-	set_bit(SDP_F_RX_ACKED, &ssk->flags);
-	ssk->rx_chg_mseq = be32_to_cpu(ca.mseq);
-	WRITE_ONCE(ssk->rx_size, ssk->rx_want);
-	if (!list_empty(&ssk->rx_retired) &&
-	    !test_and_set_bit(SDP_F_RX_RETIRE, &ssk->flags))
+	set_bit(SDP_C_RX_ACKED, &ssk->conn.flags);
+	ssk->conn.rx_chg_mseq = be32_to_cpu(ca.mseq);
+	WRITE_ONCE(ssk->conn.rx_size, ssk->conn.rx_want);
+	if (!list_empty(&ssk->conn.rx_retired) &&
+	    !test_and_set_bit(SDP_D_RX_RETIRE, &ssk->conn.deferred))
 		sdp_queue_work(ssk);
 }
 
@@ -102,13 +102,13 @@ void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
 
 	spin_lock(&ssk->lock);
-	ssk->ctrl_tail++;
+	ssk->conn.ctrl_tail++;
 	if (wc->status == IB_WC_SUCCESS) {
 		sdp_rtt_sample(ssk, b);
 		if (b->mid == SDP_MID_DISCONN)
 			sdp_close_disconn_done(ssk);
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
+		   !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
@@ -120,7 +120,7 @@ void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 		sdp_close_check_done(ssk);
 	sdp_zc_sq_progress(ssk);
 	/* Our AbortConn is delivered (or failed): disconnect now. */
-	if (test_bit(SDP_F_ABORT_SENT, &ssk->flags) &&
+	if (test_bit(SDP_C_ABORT_SENT, &ssk->conn.flags) &&
 	    !sdp_abort_in_flight(ssk))
 		sdp_queue_work(ssk);
 	spin_unlock(&ssk->lock);

@@ -69,8 +69,8 @@ void sdp_device_put(struct sdp_device *sdev)
 /* Under the socket list lock: a socket on the device not yet handled. */
 static bool sdp_sock_on_device(struct sdp_sock *ssk, void *sdev)
 {
-	return READ_ONCE(ssk->sdev) == sdev &&
-	       !test_and_set_bit(SDP_F_DEV_GONE, &ssk->flags);
+	return READ_ONCE(ssk->conn.sdev) == sdev &&
+	       !test_and_set_bit(SDP_C_DEV_GONE, &ssk->conn.flags);
 }
 
 static void sdp_sock_device_gone(struct sdp_sock *ssk, void *sdev)
@@ -82,8 +82,8 @@ static void sdp_sock_device_gone(struct sdp_sock *ssk, void *sdev)
 /* Under the socket list lock: a socket on the device not yet told. */
 static bool sdp_sock_on_failed_device(struct sdp_sock *ssk, void *sdev)
 {
-	return READ_ONCE(ssk->sdev) == sdev &&
-	       !test_bit(SDP_F_QP_FATAL, &ssk->flags);
+	return READ_ONCE(ssk->conn.sdev) == sdev &&
+	       !test_bit(SDP_C_QP_FATAL, &ssk->conn.flags);
 }
 
 static void sdp_sock_device_fatal(struct sdp_sock *ssk, void *sdev)

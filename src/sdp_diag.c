@@ -66,7 +66,7 @@ void sdp_sock_unlink(struct sdp_sock *ssk)
 void sdp_sock_clear_dev_gone(struct sdp_sock *ssk)
 {
 	spin_lock_bh(&sdp_sock_list_lock);
-	clear_bit(SDP_F_DEV_GONE, &ssk->flags);
+	clear_bit(SDP_C_DEV_GONE, &ssk->conn.flags);
 	spin_unlock_bh(&sdp_sock_list_lock);
 }
 
@@ -152,8 +152,8 @@ static void sdp_diag_queues(const struct sdp_sock *ssk, u32 *rq, u32 *wq)
 		*rq = READ_ONCE(sk->sk_ack_backlog);
 		*wq = READ_ONCE(sk->sk_max_ack_backlog);
 	} else {
-		*rq = READ_ONCE(ssk->rx_bytes);
-		*wq = READ_ONCE(ssk->tx_bytes);
+		*rq = READ_ONCE(ssk->conn.rx_bytes);
+		*wq = READ_ONCE(ssk->conn.tx_bytes);
 	}
 }
 
@@ -226,7 +226,7 @@ static int sdp_seq_show(struct seq_file *seq, void *v)
 		   sdp_sk_counter(st, BCOPY_RX_MSGS),
 		   sdp_sk_counter(st, ZCOPY_TX_MSGS),
 		   sdp_sk_counter(st, ZCOPY_RX_MSGS),
-		   sdp_fb(ssk) ? READ_ONCE(ssk->fb_reason) : 0);
+		   sdp_fb_reason(ssk));
 	return 0;
 }
 
@@ -280,25 +280,25 @@ void sdp_proc_exit(void)
 static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 			      struct sdp_diag_conn *c)
 {
-	u32 last = READ_ONCE(ssk->rx_mseq_last);
+	u32 last = READ_ONCE(ssk->conn.rx_mseq_last);
 
-	c->tx_credits = READ_ONCE(ssk->tx_credits);
-	c->peer_credits = sdp_peer_credits(last, READ_ONCE(ssk->rx_mseq_limit));
-	c->tx_max = READ_ONCE(ssk->tx_max);
-	c->rx_bufs = READ_ONCE(ssk->rx_count);
-	c->tx_bufs = READ_ONCE(ssk->tx_count);
-	c->rx_posted = READ_ONCE(ssk->rx_posted);
-	c->tx_mseq_next = READ_ONCE(ssk->tx_mseq_next);
+	c->tx_credits = READ_ONCE(ssk->conn.tx_credits);
+	c->peer_credits = sdp_peer_credits(last, READ_ONCE(ssk->conn.rx_mseq_limit));
+	c->tx_max = READ_ONCE(ssk->conn.tx_max);
+	c->rx_bufs = READ_ONCE(ssk->conn.rx_count);
+	c->tx_bufs = READ_ONCE(ssk->conn.tx_count);
+	c->rx_posted = READ_ONCE(ssk->conn.rx_posted);
+	c->tx_mseq_next = READ_ONCE(ssk->conn.tx_mseq_next);
 	c->rx_mseq_last = last;
 	c->abort_reason = READ_ONCE(ssk->stats.abort_reason);
-	if (READ_ONCE(ssk->cq))
-		c->comp_vector = READ_ONCE(ssk->comp_vector);
-	c->rx_alloc = READ_ONCE(ssk->rx_alloc);
-	c->tx_alloc = READ_ONCE(ssk->tx_alloc);
+	if (READ_ONCE(ssk->conn.cq))
+		c->comp_vector = READ_ONCE(ssk->conn.comp_vector);
+	c->rx_alloc = READ_ONCE(ssk->conn.rx_alloc);
+	c->tx_alloc = READ_ONCE(ssk->conn.tx_alloc);
 	c->mem_pages = READ_ONCE(ssk->mem_pages);
 	if (sdp_fb(ssk)) {
 		c->transport = SDP_TRANSPORT_TCP;
-		c->fallback_reason = READ_ONCE(ssk->fb_reason);
+		c->fallback_reason = sdp_fb_reason(ssk);
 	}
 }
 

@@ -8,12 +8,12 @@
  * or route to the address, no SDP listener at the peer, no answer) and
  * the policy allows it (SDP_TCP_FALLBACK, else net.sdp.tcp_fallback), the
  * socket carries on over a TCP socket to the same address and port:
- * sdp_sock::fb, made by connect() as its caller's own (sdp_fb_ready(),
+ * sdp_fb::sock, made by connect() as its caller's own (sdp_fb_ready(),
  * sdp_fb_sock_new()).  From then on every call of the socket goes to that
  * TCP socket (af_sdp.c, sdp_sockopt.c ask sdp_fb()), and the SDP attempt's
- * CM id and QP go as a failed connect's do (SDP_F_ABORT, sdp_work()),
+ * CM id and QP go as a failed connect's do (SDP_C_ABORT, sdp_work()),
  * but without the socket seeing an error or a state change.  A listener
- * with fallback on also listens on TCP (sdp_sock::fb_lsn), at a port TCP
+ * with fallback on also listens on TCP (sdp_fb::lsn), at a port TCP
  * had free too if the kernel picked it (sdp_fb_bind_any()), and accept()
  * returns its clients as fallen-back sockets (sdp_fb_accept()); a
  * destination that fell back sends the next connect()s to TCP at once
@@ -32,7 +32,7 @@
  * is released: a TCP socket lingering after close() (FIN_WAIT, TIME_WAIT)
  * no longer knows the SDP socket.  poll() does not wait for them: it
  * copies what TCP's mask saw itself (sdp_fb_poll()).  The calls go to
- * TCP (sdp_fb(), fb_on) only once TCP's connect has started, and no
+ * TCP (sdp_fb(), sdp_fb::on) only once TCP's connect has started, and no
  * fallback starts once close() began (SDP_O_CLOSING).
  *
  * Socket-level options (SOL_SOCKET) stay on the SDP socket, which the
@@ -76,8 +76,16 @@ bool sdp_fb_enabled(const struct sdp_sock *ssk)
 unsigned int sdp_fb_timeout_ms(const struct sdp_sock *ssk)
 {
 	if (test_bit(SDP_O_FB_TMO_SET, &ssk->opts))
-		return ssk->fb_timeout_ms;
+		return ssk->fb.timeout_ms;
 	return sdp_sysctl_tcp_fallback_timeout_ms(sock_net(&ssk->sk));
+}
+
+/* SDP_TCP_FALLBACK_TIMEOUT: the socket's own bound.  lock_sock() held. */
+void sdp_fb_timeout_set(struct sdp_sock *ssk, unsigned int ms)
+{
+	sock_owned_by_me(&ssk->sk);
+	ssk->fb.timeout_ms = ms;
+	set_bit(SDP_O_FB_TMO_SET, &ssk->opts);
 }
 
 /*
@@ -92,10 +100,10 @@ void sdp_fb_timeout_arm(struct sdp_sock *ssk)
 	unsigned long t = msecs_to_jiffies(sdp_fb_timeout_ms(ssk));
 
 	sock_owned_by_me(&ssk->sk);
-	ssk->fb_deadline = 0;
+	ssk->fb.deadline = 0;
 	if (!t || !sdp_fb_enabled(ssk))
 		return;
-	ssk->fb_deadline = (jiffies + t) | 1;	/* 0 means none */
+	ssk->fb.deadline = (jiffies + t) | 1;	/* 0 means none */
 	sdp_queue_work_within(ssk, t);
 }
 
@@ -107,23 +115,23 @@ void sdp_fb_timeout_arm(struct sdp_sock *ssk)
 void sdp_fb_timeout_check(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
-	unsigned long deadline = ssk->fb_deadline;
+	unsigned long deadline = ssk->fb.deadline;
 
 	sock_owned_by_me(sk);
 	if (!deadline)
 		return;
 	/* The attempt ended on its own, or fallback was turned off since. */
 	if (sk->sk_state != TCP_SYN_SENT || sdp_fb(ssk) ||
-	    test_bit(SDP_F_ESTABLISHED, &ssk->flags) ||
-	    test_bit(SDP_F_ABORT, &ssk->flags) || !sdp_fb_enabled(ssk)) {
-		ssk->fb_deadline = 0;
+	    test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) ||
+	    test_bit(SDP_C_ABORT, &ssk->conn.flags) || !sdp_fb_enabled(ssk)) {
+		ssk->fb.deadline = 0;
 		return;
 	}
 	if (time_before(jiffies, deadline)) {
 		sdp_queue_work_within(ssk, deadline - jiffies);
 		return;
 	}
-	ssk->fb_deadline = 0;
+	ssk->fb.deadline = 0;
 	net_dbg_ratelimited("SDP attempt given up after %u ms: TCP\n",
 			    sdp_fb_timeout_ms(ssk));
 	sdp_connect_failed_fb(ssk, -ETIMEDOUT, SDP_FB_UNREACHABLE);
@@ -167,7 +175,7 @@ static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 	int state, err;
 
 	spin_lock_bh(&ssk->lock);
-	if (!ssk->fb_on) {
+	if (!ssk->fb.on) {
 		spin_unlock_bh(&ssk->lock);
 		return false;
 	}
@@ -180,7 +188,7 @@ static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 	smp_rmb();
 	err = READ_ONCE(tsk->sk_err);
 	failed = sk->sk_state == TCP_SYN_SENT && state == TCP_CLOSE &&
-		 ssk->fb_reason == SDP_FB_CACHED;
+		 ssk->fb.reason == SDP_FB_CACHED;
 	if (sk->sk_state != state) {
 		if (state == TCP_ESTABLISHED && sk->sk_state == TCP_SYN_SENT)
 			sdp_fb_local_addr(ssk, tsk);
@@ -192,12 +200,12 @@ static bool sdp_fb_mirror(struct sdp_sock *ssk, struct sock *tsk)
 		WRITE_ONCE(sk->sk_shutdown, READ_ONCE(tsk->sk_shutdown));
 		changed = true;
 	}
-	if (err && err != ssk->fb_err) {
+	if (err && err != ssk->fb.err) {
 		WRITE_ONCE(sk->sk_err, err);
-		ssk->fb_err_copied = err;
+		ssk->fb.err_copied = err;
 		changed = true;
 	}
-	ssk->fb_err = err;
+	ssk->fb.err = err;
 	spin_unlock_bh(&ssk->lock);
 	/* The cache sent it to TCP, which failed: SDP next time. */
 	if (failed)
@@ -232,10 +240,10 @@ static void sdp_fb_urg(struct sdp_sock *ssk, struct sock *tsk)
 	const struct tcp_sock *tp = tcp_sk(tsk);
 
 	if (!(READ_ONCE(tp->urg_data) & TCP_URG_VALID) ||
-	    (ssk->fb_urg_sent && ssk->fb_urg_seq == READ_ONCE(tp->urg_seq)))
+	    (ssk->fb.urg_sent && ssk->fb.urg_seq == READ_ONCE(tp->urg_seq)))
 		return;
-	ssk->fb_urg_seq = READ_ONCE(tp->urg_seq);
-	ssk->fb_urg_sent = true;
+	ssk->fb.urg_seq = READ_ONCE(tp->urg_seq);
+	ssk->fb.urg_sent = true;
 	sk_send_sigurg(&ssk->sk);
 }
 
@@ -255,8 +263,8 @@ static void sdp_fb_event(struct sock *tsk, enum sdp_fb_ev ev)
 	ssk = sdp_fb_user(tsk);
 	if (!ssk)
 		goto out;
-	orig = ssk->fb_ops[ev].fn;
-	if (!READ_ONCE(ssk->fb_on))
+	orig = ssk->fb.ops[ev].fn;
+	if (!READ_ONCE(ssk->fb.on))
 		goto out;
 	sk = &ssk->sk;
 	switch (ev) {
@@ -315,10 +323,10 @@ static void sdp_fb_error_report(struct sock *tsk)
 static void sdp_fb_hook(struct sdp_sock *ssk, struct sock *tsk)
 {
 	write_lock_bh(&tsk->sk_callback_lock);
-	ssk->fb_ops[SDP_FB_EV_STATE].fn = tsk->sk_state_change;
-	ssk->fb_ops[SDP_FB_EV_DATA].fn = tsk->sk_data_ready;
-	ssk->fb_ops[SDP_FB_EV_SPACE].fn = tsk->sk_write_space;
-	ssk->fb_ops[SDP_FB_EV_ERROR].fn = tsk->sk_error_report;
+	ssk->fb.ops[SDP_FB_EV_STATE].fn = tsk->sk_state_change;
+	ssk->fb.ops[SDP_FB_EV_DATA].fn = tsk->sk_data_ready;
+	ssk->fb.ops[SDP_FB_EV_SPACE].fn = tsk->sk_write_space;
+	ssk->fb.ops[SDP_FB_EV_ERROR].fn = tsk->sk_error_report;
 	sdp_fb_set_user(tsk, ssk);
 	tsk->sk_state_change = sdp_fb_state_change;
 	tsk->sk_data_ready = sdp_fb_data_ready;
@@ -331,10 +339,10 @@ static void sdp_fb_unhook(struct sdp_sock *ssk, struct sock *tsk)
 {
 	write_lock_bh(&tsk->sk_callback_lock);
 	sdp_fb_set_user(tsk, NULL);
-	tsk->sk_state_change = ssk->fb_ops[SDP_FB_EV_STATE].fn;
-	tsk->sk_data_ready = ssk->fb_ops[SDP_FB_EV_DATA].fn;
-	tsk->sk_write_space = ssk->fb_ops[SDP_FB_EV_SPACE].fn;
-	tsk->sk_error_report = ssk->fb_ops[SDP_FB_EV_ERROR].fn;
+	tsk->sk_state_change = ssk->fb.ops[SDP_FB_EV_STATE].fn;
+	tsk->sk_data_ready = ssk->fb.ops[SDP_FB_EV_DATA].fn;
+	tsk->sk_write_space = ssk->fb.ops[SDP_FB_EV_SPACE].fn;
+	tsk->sk_error_report = ssk->fb.ops[SDP_FB_EV_ERROR].fn;
 	write_unlock_bh(&tsk->sk_callback_lock);
 }
 
@@ -344,7 +352,7 @@ static void sdp_fb_unhook(struct sdp_sock *ssk, struct sock *tsk)
  */
 static struct socket *sdp_fb_sync(struct sdp_sock *ssk)
 {
-	struct socket *fb = READ_ONCE(ssk->fb);
+	struct socket *fb = READ_ONCE(ssk->fb.sock);
 	struct sock *sk = &ssk->sk, *tsk = fb->sk;
 
 	WRITE_ONCE(tsk->sk_rcvtimeo, READ_ONCE(sk->sk_rcvtimeo));
@@ -536,15 +544,15 @@ static int sdp_fb_bind(struct sdp_sock *ssk, struct socket *fb)
 void sdp_fb_ready(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
-	struct socket *fb = ssk->fb_port;
+	struct socket *fb = ssk->fb.port;
 	int err;
 
 	sock_owned_by_me(sk);
-	if (ssk->fb || !sdp_fb_enabled(ssk))
+	if (ssk->fb.sock || !sdp_fb_enabled(ssk))
 		return;
 	if (fb && fb->sk->sk_family == ssk->daddr.ss_family) {
 		/* Bound to the socket's port already (sdp_fb_bind_any()). */
-		ssk->fb_port = NULL;
+		ssk->fb.port = NULL;
 		sdp_fb_copy_opts(ssk, fb);
 	} else {
 		err = sdp_fb_sock_new(sk, ssk->daddr.ss_family, &fb);
@@ -559,7 +567,7 @@ void sdp_fb_ready(struct sdp_sock *ssk)
 	}
 	sdp_fb_hook(ssk, fb->sk);
 	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->fb, fb);
+	WRITE_ONCE(ssk->fb.sock, fb);
 	spin_unlock_bh(&ssk->lock);
 	return;
 
@@ -573,7 +581,7 @@ fail:
  */
 static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
 {
-	struct socket *fb = ssk->fb;
+	struct socket *fb = ssk->fb.sock;
 
 	if (!fb)
 		return -EOPNOTSUPP;	/* sdp_fb_ready() could not make it */
@@ -589,8 +597,8 @@ static int sdp_fb_prepare(struct sdp_sock *ssk, struct socket **fbp)
 		WRITE_ONCE(fb->sk->sk_err, 0);
 		release_sock(fb->sk);
 		spin_lock_bh(&ssk->lock);
-		ssk->fb_err = 0;
-		ssk->fb_err_copied = 0;
+		ssk->fb.err = 0;
+		ssk->fb.err_copied = 0;
 		spin_unlock_bh(&ssk->lock);
 	}
 	sdp_fb_copy_opts(ssk, fb);
@@ -619,7 +627,7 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 
 	sock_owned_by_me(sk);
 	if (sdp_fb(ssk) || !sdp_fb_enabled(ssk) ||
-	    ssk->daddr.ss_family != (ssk->fb ? ssk->fb->sk->sk_family :
+	    ssk->daddr.ss_family != (ssk->fb.sock ? ssk->fb.sock->sk->sk_family :
 					       ssk->daddr.ss_family))
 		return -EOPNOTSUPP;
 	len = sdp_fb_addrlen(ssk->daddr.ss_family);
@@ -631,8 +639,8 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 
 	/* The SDP attempt ends quietly. */
 	spin_lock_bh(&ssk->lock);
-	ssk->fb_reason = why;
-	if (!test_and_set_bit(SDP_F_ABORT, &ssk->flags))
+	ssk->fb.reason = why;
+	if (!test_and_set_bit(SDP_C_ABORT, &ssk->conn.flags))
 		sdp_queue_work(ssk);
 	spin_unlock_bh(&ssk->lock);
 	sdp_stat_fallback(ssk, why);
@@ -648,7 +656,7 @@ int sdp_fb_connect(struct sdp_sock *ssk, enum sdp_fallback_reason why)
 	 * said meanwhile, sdp_fb_mirror() below picks up.
 	 */
 	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->fb_on, true);
+	WRITE_ONCE(ssk->fb.on, true);
 	spin_unlock_bh(&ssk->lock);
 	if (err && err != -EINPROGRESS) {
 		/* As TCP's connect() would have failed: the socket closes. */
@@ -677,8 +685,8 @@ void sdp_fb_reset(struct sdp_sock *ssk)
 {
 	sock_owned_by_me(&ssk->sk);
 	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->fb_on, false);
-	ssk->fb_reason = SDP_FB_NONE;
+	WRITE_ONCE(ssk->fb.on, false);
+	ssk->fb.reason = SDP_FB_NONE;
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -725,7 +733,7 @@ static int sdp_fb_sock(struct sdp_sock *ssk, int family, struct socket **fbp)
  * (where a connection in TIME_WAIT, say, keeps a listener off a port), so
  * with fallback on TCP picks it: a TCP socket binds to port 0 and
  * the CM id to the port that socket got.  The TCP socket keeps the port
- * (sdp_sock::fb_port) until listen() makes it the TCP listener, a
+ * (sdp_fb::port) until listen() makes it the TCP listener, a
  * fallback its connection (sdp_fb_prepare()), or close() releases it.  A
  * port the CM has taken is given up for TCP's next one; if TCP has none
  * the CM picks, as with fallback off (the socket's TCP side may then not
@@ -741,7 +749,7 @@ int sdp_fb_bind_any(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 	int err = -EADDRINUSE, n = 0;
 
 	sock_owned_by_me(&ssk->sk);
-	if (sdp_addr_port((const struct sockaddr *)ss) || ssk->fb_port ||
+	if (sdp_addr_port((const struct sockaddr *)ss) || ssk->fb.port ||
 	    !sdp_fb_enabled(ssk))
 		return sdp_cm_bind(ssk, ss);
 	while (n < SDP_FB_PORT_TRIES) {
@@ -754,7 +762,7 @@ int sdp_fb_bind_any(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 		sdp_fb_addr(fb, &got, 0);
 		err = sdp_cm_bind(ssk, &got);
 		if (!err) {
-			ssk->fb_port = fb;
+			ssk->fb.port = fb;
 			break;
 		}
 		/* Held while TCP picks the next: another port. */
@@ -778,7 +786,7 @@ static void sdp_fb_listen_ready(struct sock *tsk)
 	read_lock_bh(&tsk->sk_callback_lock);
 	lssk = sdp_fb_user(tsk);
 	if (lssk) {
-		orig = lssk->fb_ops[SDP_FB_EV_DATA].fn;
+		orig = lssk->fb.ops[SDP_FB_EV_DATA].fn;
 		lssk->sk.sk_data_ready(&lssk->sk);
 	}
 	read_unlock_bh(&tsk->sk_callback_lock);
@@ -800,7 +808,7 @@ void sdp_fb_listen(struct sdp_sock *lssk, int backlog)
 {
 	struct sock *sk = &lssk->sk;
 	struct sockaddr_storage ss = lssk->saddr;
-	struct socket *fb = lssk->fb_lsn;
+	struct socket *fb = lssk->fb.lsn;
 	int err;
 
 	sock_owned_by_me(sk);
@@ -810,10 +818,10 @@ void sdp_fb_listen(struct sdp_sock *lssk, int backlog)
 	}
 	if (!sdp_fb_enabled(lssk))
 		return;
-	fb = lssk->fb_port;
+	fb = lssk->fb.port;
 	if (fb && fb->sk->sk_family == ss.ss_family) {
 		/* The port sdp_fb_bind_any() kept for it. */
-		lssk->fb_port = NULL;
+		lssk->fb.port = NULL;
 		if (sk->sk_reuse != SK_NO_REUSE)
 			sdp_fb_opt(fb, SOL_SOCKET, SO_REUSEADDR, 1);
 		fb->sk->sk_bound_dev_if = sk->sk_bound_dev_if;
@@ -832,12 +840,12 @@ void sdp_fb_listen(struct sdp_sock *lssk, int backlog)
 		goto fail;
 	}
 	write_lock_bh(&fb->sk->sk_callback_lock);
-	lssk->fb_ops[SDP_FB_EV_DATA].fn = fb->sk->sk_data_ready;
+	lssk->fb.ops[SDP_FB_EV_DATA].fn = fb->sk->sk_data_ready;
 	sdp_fb_set_user(fb->sk, lssk);
 	fb->sk->sk_data_ready = sdp_fb_listen_ready;
 	write_unlock_bh(&fb->sk->sk_callback_lock);
 	spin_lock_bh(&lssk->lock);
-	WRITE_ONCE(lssk->fb_lsn, fb);
+	WRITE_ONCE(lssk->fb.lsn, fb);
 	spin_unlock_bh(&lssk->lock);
 	return;
 
@@ -852,7 +860,7 @@ fail:
 /* A TCP client waits at the listener's TCP socket.  Lockless (poll()). */
 bool sdp_fb_listen_pending(const struct sdp_sock *lssk)
 {
-	struct socket *fb = READ_ONCE(lssk->fb_lsn);
+	struct socket *fb = READ_ONCE(lssk->fb.lsn);
 
 	return fb && inet_csk_listen_poll(fb->sk);
 }
@@ -860,17 +868,17 @@ bool sdp_fb_listen_pending(const struct sdp_sock *lssk)
 /* The listener closes: so does its TCP listener.  Without lock_sock(). */
 static void sdp_fb_listen_stop(struct sdp_sock *lssk)
 {
-	struct socket *fb = READ_ONCE(lssk->fb_lsn);
+	struct socket *fb = READ_ONCE(lssk->fb.lsn);
 
 	if (!fb)
 		return;
 	write_lock_bh(&fb->sk->sk_callback_lock);
 	sdp_fb_set_user(fb->sk, NULL);
-	fb->sk->sk_data_ready = lssk->fb_ops[SDP_FB_EV_DATA].fn;
+	fb->sk->sk_data_ready = lssk->fb.ops[SDP_FB_EV_DATA].fn;
 	write_unlock_bh(&fb->sk->sk_callback_lock);
 	lock_sock(&lssk->sk);
 	spin_lock_bh(&lssk->lock);
-	WRITE_ONCE(lssk->fb_lsn, NULL);
+	WRITE_ONCE(lssk->fb.lsn, NULL);
 	spin_unlock_bh(&lssk->lock);
 	release_sock(&lssk->sk);
 	sock_release(fb);
@@ -886,7 +894,7 @@ static void sdp_fb_listen_stop(struct sdp_sock *lssk)
  */
 struct sock *sdp_fb_accept(struct sdp_sock *lssk)
 {
-	struct socket *lfb = lssk->fb_lsn, *fb;
+	struct socket *lfb = lssk->fb.lsn, *fb;
 	struct sdp_sock *ssk;
 	struct sock *sk;
 	int err;
@@ -906,7 +914,7 @@ struct sock *sdp_fb_accept(struct sdp_sock *lssk)
 	 * outlive it in a lingering TCP socket).
 	 */
 	write_lock_bh(&fb->sk->sk_callback_lock);
-	fb->sk->sk_data_ready = lssk->fb_ops[SDP_FB_EV_DATA].fn;
+	fb->sk->sk_data_ready = lssk->fb.ops[SDP_FB_EV_DATA].fn;
 	sdp_fb_set_user(fb->sk, NULL);
 	write_unlock_bh(&fb->sk->sk_callback_lock);
 	sk = sdp_sock_alloc(sock_net(&lssk->sk), &lssk->sk, 0);
@@ -920,9 +928,9 @@ struct sock *sdp_fb_accept(struct sdp_sock *lssk)
 	sdp_fb_copy_opts(ssk, fb);
 	sdp_fb_hook(ssk, fb->sk);
 	spin_lock_bh(&ssk->lock);
-	ssk->fb_reason = SDP_FB_TCP_CLIENT;
-	WRITE_ONCE(ssk->fb, fb);
-	WRITE_ONCE(ssk->fb_on, true);
+	ssk->fb.reason = SDP_FB_TCP_CLIENT;
+	WRITE_ONCE(ssk->fb.sock, fb);
+	WRITE_ONCE(ssk->fb.on, true);
 	spin_unlock_bh(&ssk->lock);
 	sdp_fb_mirror(ssk, fb->sk);
 	sdp_stat_fallback(ssk, SDP_FB_TCP_CLIENT);
@@ -936,13 +944,13 @@ struct sock *sdp_fb_accept(struct sdp_sock *lssk)
 void sdp_fb_release(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
-	struct socket *fb = READ_ONCE(ssk->fb), *port;
+	struct socket *fb = READ_ONCE(ssk->fb.sock), *port;
 	bool on = sdp_fb(ssk);
 
 	sdp_fb_listen_stop(ssk);
 	lock_sock(sk);
-	port = ssk->fb_port;
-	ssk->fb_port = NULL;
+	port = ssk->fb.port;
+	ssk->fb.port = NULL;
 	release_sock(sk);
 	if (port)
 		sock_release(port);
@@ -952,8 +960,8 @@ void sdp_fb_release(struct sdp_sock *ssk)
 	sdp_fb_unhook(ssk, fb->sk);
 	lock_sock(sk);
 	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->fb_on, false);
-	WRITE_ONCE(ssk->fb, NULL);
+	WRITE_ONCE(ssk->fb.on, false);
+	WRITE_ONCE(ssk->fb.sock, NULL);
 	if (on)
 		WRITE_ONCE(sk->sk_state, TCP_CLOSE);
 	spin_unlock_bh(&ssk->lock);
@@ -973,15 +981,15 @@ static void sdp_fb_err_sync(struct sdp_sock *ssk, struct socket *fb)
 	int err;
 
 	spin_lock_bh(&ssk->lock);
-	err = ssk->fb_err_copied;
+	err = ssk->fb.err_copied;
 	if (err && !READ_ONCE(sk->sk_err)) {
 		/* SO_ERROR read it: TCP no longer reports it. */
 		cmpxchg(&tsk->sk_err, err, 0);
-		ssk->fb_err_copied = 0;
+		ssk->fb.err_copied = 0;
 	} else if (err && READ_ONCE(tsk->sk_err) != err) {
 		/* A call TCP answered reported it. */
 		cmpxchg(&sk->sk_err, err, 0);
-		ssk->fb_err_copied = 0;
+		ssk->fb.err_copied = 0;
 	}
 	spin_unlock_bh(&ssk->lock);
 }
@@ -1023,7 +1031,7 @@ int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
  */
 __poll_t sdp_fb_poll(struct sdp_sock *ssk, struct file *file)
 {
-	struct socket *fb = READ_ONCE(ssk->fb);
+	struct socket *fb = READ_ONCE(ssk->fb.sock);
 	struct sock *sk = &ssk->sk;
 	__poll_t mask;
 
@@ -1046,14 +1054,14 @@ int sdp_fb_shutdown(struct sdp_sock *ssk, int how)
 
 int sdp_fb_getname(struct sdp_sock *ssk, struct sockaddr *uaddr, int peer)
 {
-	struct socket *fb = READ_ONCE(ssk->fb);
+	struct socket *fb = READ_ONCE(ssk->fb.sock);
 
 	return fb->ops->getname(fb, uaddr, peer);
 }
 
 int sdp_fb_ioctl(struct sdp_sock *ssk, unsigned int cmd, unsigned long arg)
 {
-	struct socket *fb = READ_ONCE(ssk->fb);
+	struct socket *fb = READ_ONCE(ssk->fb.sock);
 
 	return fb->ops->ioctl(fb, cmd, arg);
 }
@@ -1066,7 +1074,7 @@ int sdp_fb_ioctl(struct sdp_sock *ssk, unsigned int cmd, unsigned long arg)
 int sdp_fb_setsockopt(struct sdp_sock *ssk, int level, int optname,
 		      sockptr_t optval, unsigned int optlen)
 {
-	struct socket *fb = READ_ONCE(ssk->fb);
+	struct socket *fb = READ_ONCE(ssk->fb.sock);
 
 	if (level == SOL_SOCKET)
 		return sock_setsockopt(fb, level, optname, optval, optlen);
@@ -1083,7 +1091,7 @@ int sdp_fb_setsockopt(struct sdp_sock *ssk, int level, int optname,
 int sdp_fb_getsockopt(struct sdp_sock *ssk, int level, int optname,
 		      char __user *optval, int __user *optlen)
 {
-	struct socket *fb = READ_ONCE(ssk->fb);
+	struct socket *fb = READ_ONCE(ssk->fb.sock);
 
 	return fb->ops->getsockopt(fb, level, optname, optval, optlen);
 }

@@ -173,7 +173,7 @@ bool sdp_fb_cacheable(const struct sdp_sock *ssk, enum sdp_fallback_reason why)
 		return true;
 	case SDP_FB_UNREACHABLE:
 		return !test_bit(SDP_O_FB_TMO_SET, &ssk->opts) ||
-		       ssk->fb_timeout_ms >=
+		       ssk->fb.timeout_ms >=
 		       sdp_sysctl_tcp_fallback_timeout_ms(sock_net(&ssk->sk));
 	default:
 		return false;

@@ -35,7 +35,7 @@
  * Everything here runs in one timer, sk->sk_timer (the timer TCP uses
  * for keepalive), under sdp_sock::lock; a pending timer holds a socket
  * reference (sk_reset_timer()).  It is re-armed under that lock and only
- * while SDP_F_QP is set, so that sdp_conn_detach(), which clears the flag
+ * while SDP_C_QP is set, so that sdp_conn_detach(), which clears the flag
  * under the lock and then stops the timer, leaves none behind.
  */
 #include <linux/jiffies.h>
@@ -86,7 +86,7 @@ static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib)
 	SDP_INC_STATS(sock_net(&ssk->sk), mib);
 	if (ssk->ka.busy)
 		return;		/* the QP retransmits the one in flight */
-	if (ib_post_send(ssk->qp, &wr.wr, NULL)) {
+	if (ib_post_send(ssk->conn.qp, &wr.wr, NULL)) {
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 		return;
 	}
@@ -103,7 +103,7 @@ static void sdp_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status == IB_WC_SUCCESS) {
 		ssk->ka.probes_out = 0;
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		   !test_bit(SDP_F_ABORT, &ssk->flags)) {
+		   !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		sdp_warn_peer(ssk, "probe failed: %s\n",
 			      ib_wc_status_msg(wc->status));
 		__sdp_abort(ssk, wc->status == IB_WC_RETRY_EXC_ERR ?
@@ -209,7 +209,7 @@ static void sdp_ka_timer(struct timer_list *t)
 	spin_lock_bh(&ssk->lock);
 	if (sdp_tx_usable(ssk) && sdp_connected(sk)) {
 		a = sdp_ka_persist(ssk, now);
-		b = test_bit(SDP_F_ABORT, &ssk->flags) ? 0 :
+		b = test_bit(SDP_C_ABORT, &ssk->conn.flags) ? 0 :
 		    sdp_ka_keepalive(ssk, now);
 		sdp_ka_arm(ssk, a && b ? min(a, b) : a | b);
 	}
@@ -274,7 +274,7 @@ void sdp_ka_set(struct sock *sk, int on)
 	sdp_fb_keepalive(sdp_sk(sk), on);
 }
 
-/* The QP is going: no timer may stay behind.  After SDP_F_QP cleared. */
+/* The QP is going: no timer may stay behind.  After SDP_C_QP cleared. */
 void sdp_ka_stop(struct sdp_sock *ssk)
 {
 	sk_stop_timer(&ssk->sk, &ssk->sk.sk_timer);

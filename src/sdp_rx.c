@@ -58,7 +58,7 @@ static bool sdp_zc_rx_unread(struct sdp_sock *ssk, struct sdp_buf *b)
 	bool left;
 
 	spin_lock_bh(&ssk->lock);
-	left = ssk->zc_rx.buf == b && b->off < b->len;
+	left = ssk->conn.zc_rx.buf == b && b->off < b->len;
 	spin_unlock_bh(&ssk->lock);
 	return left;
 }
@@ -69,26 +69,26 @@ static bool sdp_zc_rx_unread(struct sdp_sock *ssk, struct sdp_buf *b)
  */
 int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n)
 {
-	ssk->rx_alloc = 0;
-	ssk->rx_slots = ssk->rx_count;
-	ssk->rx_ring = sdp_ring_alloc(ssk->rx_slots, sdp_rx_done);
-	if (!ssk->rx_ring)
+	ssk->conn.rx_alloc = 0;
+	ssk->conn.rx_slots = ssk->conn.rx_count;
+	ssk->conn.rx_ring = sdp_ring_alloc(ssk->conn.rx_slots, sdp_rx_done);
+	if (!ssk->conn.rx_ring)
 		return -ENOMEM;
-	if (sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, 0, n, ssk->rx_size,
-			  DMA_FROM_DEVICE))
+	if (sdp_ring_fill(ssk->conn.sdev->ibdev, ssk->conn.rx_ring, 0, n,
+			  ssk->conn.rx_size, DMA_FROM_DEVICE))
 		return -ENOMEM;
-	ssk->rx_alloc = n;
+	ssk->conn.rx_alloc = n;
 	return 0;
 }
 
 void sdp_rx_ring_free(struct sdp_sock *ssk)
 {
 	/* Retired buffers are ring entries: the list goes with the ring. */
-	INIT_LIST_HEAD(&ssk->rx_retired);
-	sdp_ring_free(ssk->sdev->ibdev, ssk->rx_ring, ssk->rx_slots,
+	INIT_LIST_HEAD(&ssk->conn.rx_retired);
+	sdp_ring_free(ssk->conn.sdev->ibdev, ssk->conn.rx_ring, ssk->conn.rx_slots,
 		      DMA_FROM_DEVICE);
-	ssk->rx_ring = NULL;
-	ssk->rx_alloc = 0;
+	ssk->conn.rx_ring = NULL;
+	ssk->conn.rx_alloc = 0;
 }
 
 /*
@@ -103,7 +103,7 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	struct ib_sge sge = {
 		.addr = b->dma,
 		.length = b->size,
-		.lkey = ssk->pd->local_dma_lkey,
+		.lkey = ssk->conn.pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
 		.wr_cqe = &b->cqe,
@@ -115,19 +115,19 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	lockdep_assert_held(&ssk->lock);
 	b->len = 0;
 	b->off = 0;
-	if (b->size != ssk->rx_want) {
-		list_add_tail(&b->node, &ssk->rx_retired);
-		if (!test_and_set_bit(SDP_F_RX_RETIRE, &ssk->flags))
+	if (b->size != ssk->conn.rx_want) {
+		list_add_tail(&b->node, &ssk->conn.rx_retired);
+		if (!test_and_set_bit(SDP_D_RX_RETIRE, &ssk->conn.deferred))
 			sdp_queue_work(ssk);
 		return 0;
 	}
-	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma, b->size,
+	ib_dma_sync_single_for_device(ssk->conn.sdev->ibdev, b->dma, b->size,
 				      DMA_FROM_DEVICE);
-	err = ib_post_recv(ssk->qp, &wr, NULL);
+	err = ib_post_recv(ssk->conn.qp, &wr, NULL);
 	if (!err) {
-		ssk->rx_posted++;
+		ssk->conn.rx_posted++;
 		if (b->size < SDP_BUF_SIZE)
-			ssk->rx_small_posted++;
+			ssk->conn.rx_small_posted++;
 	}
 	return err;
 }
@@ -139,8 +139,8 @@ int sdp_rx_post_all(struct sdp_sock *ssk)
 	int err;
 
 	lockdep_assert_held(&ssk->lock);
-	for (i = 0; i < ssk->rx_alloc; i++) {
-		err = sdp_post_recv(ssk, &ssk->rx_ring[i]);
+	for (i = 0; i < ssk->conn.rx_alloc; i++) {
+		err = sdp_post_recv(ssk, &ssk->conn.rx_ring[i]);
 		if (err)
 			return err;
 	}
@@ -164,10 +164,10 @@ int sdp_rx_post_all(struct sdp_sock *ssk)
 static void sdp_rx_grow_due(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (++ssk->rx_data_run >= 2 && ssk->rx_alloc < ssk->rx_count &&
-	    sdp_peer_credits(ssk->rx_mseq_last, ssk->rx_mseq_limit) <=
+	if (++ssk->conn.rx_data_run >= 2 && ssk->conn.rx_alloc < ssk->conn.rx_count &&
+	    sdp_peer_credits(ssk->conn.rx_mseq_last, ssk->conn.rx_mseq_limit) <=
 	    SDP_DATA_MIN_CREDITS &&
-	    !test_and_set_bit(SDP_F_RX_GROW, &ssk->flags))
+	    !test_and_set_bit(SDP_D_RX_GROW, &ssk->conn.deferred))
 		sdp_queue_work(ssk);
 }
 
@@ -178,8 +178,8 @@ static void sdp_rx_grow_due(struct sdp_sock *ssk)
 static unsigned int sdp_rx_target(struct sdp_sock *ssk, u32 want)
 {
 	if (want == SDP_BUF_SIZE)
-		return ssk->rx_count;
-	return min(ssk->rx_count,
+		return ssk->conn.rx_count;
+	return min(ssk->conn.rx_count,
 		   sdp_sysctl_rx_init_bufs(sock_net(&ssk->sk)));
 }
 
@@ -191,18 +191,18 @@ static unsigned int sdp_rx_target(struct sdp_sock *ssk, u32 want)
  */
 static int sdp_rx_buf_new(struct sdp_sock *ssk, struct sdp_buf *b, u32 size)
 {
-	unsigned int i = b - ssk->rx_ring;
+	unsigned int i = b - ssk->conn.rx_ring;
 	struct mem_cgroup *old;
 	int err;
 
 	old = sdp_memcg_enter(&ssk->sk);
-	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->rx_ring, i, i + 1, size,
+	err = sdp_ring_fill(ssk->conn.sdev->ibdev, ssk->conn.rx_ring, i, i + 1, size,
 			    DMA_FROM_DEVICE);
 	sdp_memcg_leave(old);
 	if (err)
 		return err;
 	spin_lock_bh(&ssk->lock);
-	ssk->rx_alloc++;
+	ssk->conn.rx_alloc++;
 	if (sdp_tx_usable(ssk) && sdp_post_recv(ssk, b))
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	spin_unlock_bh(&ssk->lock);
@@ -232,7 +232,7 @@ static void sdp_rx_announce(struct sdp_sock *ssk)
  */
 void sdp_rx_replace_retired(struct sdp_sock *ssk)
 {
-	struct ib_device *dev = ssk->sdev->ibdev;
+	struct ib_device *dev = ssk->conn.sdev->ibdev;
 	bool more, posted = false;
 	struct sdp_buf *b;
 	u32 size, want;
@@ -240,10 +240,10 @@ void sdp_rx_replace_retired(struct sdp_sock *ssk)
 	sock_owned_by_me(&ssk->sk);
 	for (;;) {
 		spin_lock_bh(&ssk->lock);
-		want = ssk->rx_want;
-		b = list_first_entry_or_null(&ssk->rx_retired, struct sdp_buf,
+		want = ssk->conn.rx_want;
+		b = list_first_entry_or_null(&ssk->conn.rx_retired, struct sdp_buf,
 					     node);
-		if (b && want < ssk->rx_size)
+		if (b && want < ssk->conn.rx_size)
 			b = NULL;	/* not announced yet */
 		if (b) {
 			list_del_init(&b->node);
@@ -256,10 +256,10 @@ void sdp_rx_replace_retired(struct sdp_sock *ssk)
 				posted = true;
 				continue;
 			}
-			ssk->rx_alloc--;
+			ssk->conn.rx_alloc--;
 		}
 		more = sdp_tx_usable(ssk) &&
-		       ssk->rx_alloc < sdp_rx_target(ssk, want);
+		       ssk->conn.rx_alloc < sdp_rx_target(ssk, want);
 		spin_unlock_bh(&ssk->lock);
 		if (!b)
 			break;
@@ -288,7 +288,7 @@ void sdp_rx_replace_retired(struct sdp_sock *ssk)
  *
  * The new buffers are announced with a credit update.  A ring on small
  * buffers grows with full ones when the peer can be told
- * (SDP_F_PEER_RESIZE): a ChRcvBufAck tells it from which message on it
+ * (SDP_P_RESIZE): a ChRcvBufAck tells it from which message on it
  * may send full ones (sdp_tx_try_control()), and the small ones retire
  * as they come back and are replaced (sdp_rx_replace_retired()).
  * Without that, the ring grows with small buffers.  The new buffers go
@@ -307,12 +307,12 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 
 	sock_owned_by_me(sk);
 	sdp_rx_replace_retired(ssk);
-	size = READ_ONCE(ssk->rx_want) == SDP_BUF_SIZE ||
-	       test_bit(SDP_F_PEER_RESIZE, &ssk->flags) ?
+	size = READ_ONCE(ssk->conn.rx_want) == SDP_BUF_SIZE ||
+	       test_bit(SDP_P_RESIZE, &ssk->conn.peer) ?
 	       SDP_BUF_SIZE : SDP_BUF_SMALL;
 	spin_lock_bh(&ssk->lock);
-	to = min(to, ssk->rx_count);
-	n = to > ssk->rx_alloc ? to - ssk->rx_alloc : 0;
+	to = min(to, ssk->conn.rx_count);
+	n = to > ssk->conn.rx_alloc ? to - ssk->conn.rx_alloc : 0;
 	spin_unlock_bh(&ssk->lock);
 	if (!n)
 		return;
@@ -321,13 +321,13 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 		goto small;
 	spin_lock_bh(&ssk->lock);
 	/* From now on a buffer of the other size that comes back retires. */
-	ssk->rx_want = size;
-	ssk->rx_last = jiffies;
+	ssk->conn.rx_want = size;
+	ssk->conn.rx_last = jiffies;
 	spin_unlock_bh(&ssk->lock);
-	for (i = 0; i < ssk->rx_slots && done < n; i++) {
-		if (ssk->rx_ring[i].data)
+	for (i = 0; i < ssk->conn.rx_slots && done < n; i++) {
+		if (ssk->conn.rx_ring[i].data)
 			continue;
-		if (sdp_rx_buf_new(ssk, &ssk->rx_ring[i], size))
+		if (sdp_rx_buf_new(ssk, &ssk->conn.rx_ring[i], size))
 			break;
 		done++;
 	}
@@ -345,7 +345,7 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 
 small:
 	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(ssk->rx_count, ssk->rx_alloc);
+	WRITE_ONCE(ssk->conn.rx_count, ssk->conn.rx_alloc);
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -356,7 +356,7 @@ small:
  * After net.sdp.rx_idle_ms without Data or a SrcAvail from the peer, with
  * nothing unread and no other size change under way, a ring of full
  * buffers goes back to net.sdp.rx_init_bufs small ones, if the peer
- * understands that (SDP_F_PEER_SHRINK): full buffers that come back
+ * understands that (SDP_P_SHRINK): full buffers that come back
  * retire from now on, our ChRcvBufAck tells the peer from which message
  * on its messages must fit small buffers, the peer sends the ones before
  * (empty if it has nothing to send, sdp_tx_return_big()), and
@@ -376,25 +376,25 @@ unsigned long sdp_rx_ring_idle(struct sdp_sock *ssk)
 	if (!idle)
 		return 0;
 	spin_lock_bh(&ssk->lock);
-	if (!test_bit(SDP_F_PEER_SHRINK, &ssk->flags) ||
-	    ssk->rx_want != SDP_BUF_SIZE ||
-	    sdp_rx_target(ssk, SDP_BUF_SMALL) >= ssk->rx_count ||
+	if (!test_bit(SDP_P_SHRINK, &ssk->conn.peer) ||
+	    ssk->conn.rx_want != SDP_BUF_SIZE ||
+	    sdp_rx_target(ssk, SDP_BUF_SMALL) >= ssk->conn.rx_count ||
 	    !sdp_tx_usable(ssk) ||
-	    test_bit(SDP_F_DISCONN_RCVD, &ssk->flags))
+	    test_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags))
 		goto out;
-	due = ssk->rx_last + idle;
+	due = ssk->conn.rx_last + idle;
 	if (time_before(jiffies, due)) {
 		again = due - jiffies;
 		goto out;
 	}
 	again = idle;
 	/* Our last ChRcvBufAck must bind already, and nothing be unread. */
-	if (ssk->rx_size != SDP_BUF_SIZE ||
-	    (test_bit(SDP_F_RX_ACKED, &ssk->flags) &&
-	     sdp_mseq_after(ssk->rx_chg_mseq, ssk->rx_mseq_last + 1)) ||
-	    !list_empty(&ssk->rx_queue))
+	if (ssk->conn.rx_size != SDP_BUF_SIZE ||
+	    (test_bit(SDP_C_RX_ACKED, &ssk->conn.flags) &&
+	     sdp_mseq_after(ssk->conn.rx_chg_mseq, ssk->conn.rx_mseq_last + 1)) ||
+	    !list_empty(&ssk->conn.rx_queue))
 		goto out;
-	ssk->rx_want = SDP_BUF_SMALL;
+	ssk->conn.rx_want = SDP_BUF_SMALL;
 	sdp_tx_try_control(ssk);
 	shrink = true;
 	again = 0;
@@ -411,9 +411,9 @@ void sdp_rx_purge(struct sdp_sock *ssk)
 	struct sdp_buf *b, *tmp;
 
 	spin_lock_bh(&ssk->lock);
-	list_for_each_entry_safe(b, tmp, &ssk->rx_queue, node)
+	list_for_each_entry_safe(b, tmp, &ssk->conn.rx_queue, node)
 		list_del_init(&b->node);
-	ssk->rx_bytes = 0;
+	ssk->conn.rx_bytes = 0;
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -432,9 +432,9 @@ static void sdp_rx_urg(struct sdp_sock *ssk, struct sdp_buf *b)
 	struct sock *sk = &ssk->sk;
 	u8 *data = b->data + sizeof(struct sdp_bsdh);
 
-	ssk->urg_byte = data[b->len - 1];
-	ssk->urg_state = SDP_URG_VALID;
-	ssk->urg_ahead = ssk->rx_bytes + b->len - 1;
+	ssk->conn.urg_byte = data[b->len - 1];
+	ssk->conn.urg_state = SDP_URG_VALID;
+	ssk->conn.urg_ahead = ssk->conn.rx_bytes + b->len - 1;
 	if (!sock_flag(sk, SOCK_URGINLINE))
 		b->len--;
 	sk_send_sigurg(sk);
@@ -445,12 +445,12 @@ static void sdp_rx_urg(struct sdp_sock *ssk, struct sdp_buf *b)
 void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->urg_state == SDP_URG_NONE)
+	if (ssk->conn.urg_state == SDP_URG_NONE)
 		return;
-	if (n > ssk->urg_ahead)
-		WRITE_ONCE(ssk->urg_state, SDP_URG_NONE);
+	if (n > ssk->conn.urg_ahead)
+		WRITE_ONCE(ssk->conn.urg_state, SDP_URG_NONE);
 	else
-		ssk->urg_ahead -= n;
+		ssk->conn.urg_ahead -= n;
 }
 
 /*
@@ -464,8 +464,8 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	u32 len, mseq, payload;
 
 	lockdep_assert_held(&ssk->lock);
-	switch (sdp_bsdh_check(h, byte_len, ssk->rx_mseq_last,
-			       ssk->rx_mseq_limit, ssk->tx_mseq_next)) {
+	switch (sdp_bsdh_check(h, byte_len, ssk->conn.rx_mseq_last,
+			       ssk->conn.rx_mseq_limit, ssk->conn.tx_mseq_next)) {
 	case SDP_BSDH_OK:
 		break;
 	case SDP_BSDH_SHORT:
@@ -478,30 +478,30 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		goto abort;
 	case SDP_BSDH_MSEQ:
 		sdp_warn_peer(ssk, "mseq %u, expected %u; aborting\n",
-			      be32_to_cpu(h->mseq), ssk->rx_mseq_last + 1);
+			      be32_to_cpu(h->mseq), ssk->conn.rx_mseq_last + 1);
 		goto abort;
 	case SDP_BSDH_CREDITS:
 		sdp_warn_peer(ssk, "message %u beyond its credits (limit %u); aborting\n",
-			      be32_to_cpu(h->mseq), ssk->rx_mseq_limit);
+			      be32_to_cpu(h->mseq), ssk->conn.rx_mseq_limit);
 		goto abort;
 	case SDP_BSDH_ACK:
 		sdp_warn_peer(ssk, "mseq_ack %u beyond our last message %u; aborting\n",
-			      be32_to_cpu(h->mseq_ack), ssk->tx_mseq_next - 1);
+			      be32_to_cpu(h->mseq_ack), ssk->conn.tx_mseq_next - 1);
 		goto abort;
 	}
 	len = be32_to_cpu(h->len);
 	mseq = be32_to_cpu(h->mseq);
-	ssk->rx_mseq_last = mseq;
+	ssk->conn.rx_mseq_last = mseq;
 
 	/*
 	 * Credits: the peer had @bufs buffers posted when it sent this, and
 	 * our messages after its mseq_ack are still on their way into them.
 	 */
-	ssk->tx_credits = sdp_bsdh_credits(h, ssk->tx_mseq_next);
+	ssk->conn.tx_credits = sdp_bsdh_credits(h, ssk->conn.tx_mseq_next);
 	/* Our last small message arrived: Nagle may let the next one go. */
-	if (test_bit(SDP_F_TX_SMALL, &ssk->flags) &&
-	    !sdp_mseq_after(ssk->tx_small_mseq, be32_to_cpu(h->mseq_ack)))
-		clear_bit(SDP_F_TX_SMALL, &ssk->flags);
+	if (test_bit(SDP_C_TX_SMALL, &ssk->conn.flags) &&
+	    !sdp_mseq_after(ssk->conn.tx_small_mseq, be32_to_cpu(h->mseq_ack)))
+		clear_bit(SDP_C_TX_SMALL, &ssk->conn.flags);
 
 	payload = len - sizeof(*h);
 	sdp_stat_rx_msg(ssk, h->mid, payload);
@@ -509,7 +509,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	case SDP_MID_DATA:
 		if (!payload)
 			return false;	/* a credit update */
-		if (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags)) {
+		if (test_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags)) {
 			sdp_warn_peer(ssk, "data after DisConn; aborting\n");
 			goto abort;
 		}
@@ -525,9 +525,9 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			sdp_rx_urg(ssk, b);
 		if (!b->len)
 			return false;	/* it held only the urgent byte */
-		list_add_tail(&b->node, &ssk->rx_queue);
-		ssk->rx_bytes += b->len;
-		ssk->rx_last = jiffies;
+		list_add_tail(&b->node, &ssk->conn.rx_queue);
+		ssk->conn.rx_bytes += b->len;
+		ssk->conn.rx_last = jiffies;
 		sdp_rx_grow_due(ssk);
 		return true;
 	case SDP_MID_DISCONN:
@@ -539,7 +539,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			    sk->sk_state == TCP_CLOSE_WAIT ? -EPIPE : -ECONNRESET);
 		return false;
 	case SDP_MID_SRCAVAIL:
-		ssk->rx_last = jiffies;
+		ssk->conn.rx_last = jiffies;
 		fallthrough;
 	case SDP_MID_RDMA_RD_COMPL:
 	case SDP_MID_SENDSM:
@@ -556,11 +556,11 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		}
 		size = be32_to_cpu(ca->size);
 		from = be32_to_cpu(ca->mseq);
-		switch (sdp_crbah_check(size, from, ssk->tx_max,
-					ssk->tx_mseq_next,
-					test_bit(SDP_F_PEER_RESIZED, &ssk->flags) &&
-					sdp_mseq_after(ssk->tx_max_mseq,
-						       ssk->tx_mseq_next))) {
+		switch (sdp_crbah_check(size, from, ssk->conn.tx_max,
+					ssk->conn.tx_mseq_next,
+					test_bit(SDP_C_PEER_RESIZED, &ssk->conn.flags) &&
+					sdp_mseq_after(ssk->conn.tx_max_mseq,
+						       ssk->conn.tx_mseq_next))) {
 		case SDP_CRBAH_OK:
 			break;
 		case SDP_CRBAH_SIZE:
@@ -570,7 +570,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		case SDP_CRBAH_EARLY:
 			/* The last one binds from that one. */
 			sdp_warn_peer(ssk, "ChRcvBufAck before message %u was sent; aborting\n",
-				      ssk->tx_max_mseq);
+				      ssk->conn.tx_max_mseq);
 			goto abort;
 		case SDP_CRBAH_LATE:
 			sdp_warn_peer(ssk, "smaller ChRcvBufAck from sent message %u; aborting\n",
@@ -588,11 +588,11 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		 * fills a slot may read the old size: a slot bigger than
 		 * a message goes in parts.
 		 */
-		ssk->tx_prev_max = ssk->tx_max;
-		ssk->tx_max_mseq = from;
-		set_bit(SDP_F_PEER_RESIZED, &ssk->flags);
-		WRITE_ONCE(ssk->tx_max, sdp_peer_tx_max(size));
-		if (ssk->tx_max > ssk->tx_prev_max)
+		ssk->conn.tx_prev_max = ssk->conn.tx_max;
+		ssk->conn.tx_max_mseq = from;
+		set_bit(SDP_C_PEER_RESIZED, &ssk->conn.flags);
+		WRITE_ONCE(ssk->conn.tx_max, sdp_peer_tx_max(size));
+		if (ssk->conn.tx_max > ssk->conn.tx_prev_max)
 			sdp_tx_repack(ssk);
 		return false;
 	}
@@ -614,9 +614,9 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool queued = false, data = false;
 
 	spin_lock(&ssk->lock);
-	ssk->rx_posted--;
+	ssk->conn.rx_posted--;
 	if (b->size < SDP_BUF_SIZE)
-		ssk->rx_small_posted--;
+		ssk->conn.rx_small_posted--;
 	if (wc->status != IB_WC_SUCCESS) {
 		/*
 		 * A flush means the QP went to the error state, which a CM
@@ -624,17 +624,17 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * they decide what the socket sees.  Anything else is fatal.
 		 */
 		if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		    !test_bit(SDP_F_ABORT, &ssk->flags)) {
+		    !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 			net_warn_ratelimited("receive completion error %s\n",
 					     ib_wc_status_msg(wc->status));
 			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 		}
 		goto out;
 	}
-	if (test_bit(SDP_F_ABORT, &ssk->flags))
+	if (test_bit(SDP_C_ABORT, &ssk->conn.flags))
 		goto out;
 
-	ib_dma_sync_single_for_cpu(ssk->sdev->ibdev, b->dma, b->size,
+	ib_dma_sync_single_for_cpu(ssk->conn.sdev->ibdev, b->dma, b->size,
 				   DMA_FROM_DEVICE);
 	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
 	    !sdp_zc_rx_inv(ssk, b, wc->byte_len, wc->ex.invalidate_rkey)) {
@@ -643,7 +643,7 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	queued = sdp_rx_msg(ssk, b, wc->byte_len);
 	data = queued;
-	if (!queued && !test_bit(SDP_F_ABORT, &ssk->flags)) {
+	if (!queued && !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		if (sdp_post_recv(ssk, b))
 			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	}
@@ -654,7 +654,7 @@ out:
 
 	if (data)
 		sk->sk_data_ready(sk);
-	if (sdp_data_credit_ok(ssk->tx_credits))
+	if (sdp_data_credit_ok(ssk->conn.tx_credits))
 		sk->sk_write_space(sk);
 }
 
@@ -663,8 +663,8 @@ void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 {
 	lockdep_assert_held(&ssk->lock);
 	list_del_init(&b->node);
-	if (test_bit(SDP_F_ABORT, &ssk->flags) ||
-	    test_bit(SDP_F_CM_DISCONNECT, &ssk->flags))
+	if (test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
+	    test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags))
 		return;
 	if (sdp_post_recv(ssk, b))
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
@@ -673,7 +673,7 @@ void sdp_rx_consumed(struct sdp_sock *ssk, struct sdp_buf *b)
 /* Is there data beyond the first @skip unread bytes, or news? */
 static bool sdp_rx_ready(struct sock *sk, size_t skip)
 {
-	return READ_ONCE(sdp_sk(sk)->rx_bytes) > skip ||
+	return READ_ONCE(sdp_sk(sk)->conn.rx_bytes) > skip ||
 	       READ_ONCE(sk->sk_err) || sdp_fb(sdp_sk(sk)) ||
 	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
 }
@@ -688,7 +688,7 @@ static struct sdp_buf *sdp_rx_find(struct sdp_sock *ssk, size_t skip,
 	struct sdp_buf *b;
 
 	lockdep_assert_held(&ssk->lock);
-	list_for_each_entry(b, &ssk->rx_queue, node) {
+	list_for_each_entry(b, &ssk->conn.rx_queue, node) {
 		u32 avail = b->len - b->off;
 
 		if (skip < avail) {
@@ -707,9 +707,9 @@ static struct sdp_buf *sdp_rx_find(struct sdp_sock *ssk, size_t skip,
 static size_t sdp_rx_urg_limit(struct sdp_sock *ssk, size_t peeked,
 			       size_t want)
 {
-	if (ssk->urg_state == SDP_URG_NONE || peeked > ssk->urg_ahead)
+	if (ssk->conn.urg_state == SDP_URG_NONE || peeked > ssk->conn.urg_ahead)
 		return want;
-	return min_t(size_t, want, ssk->urg_ahead - peeked);
+	return min_t(size_t, want, ssk->conn.urg_ahead - peeked);
 }
 
 /* recv(MSG_OOB): the urgent byte, as tcp_recv_urg() gives it. */
@@ -721,10 +721,10 @@ static int sdp_recv_urg(struct sock *sk, struct msghdr *msg, size_t len,
 	u8 c;
 
 	spin_lock_bh(&ssk->lock);
-	state = ssk->urg_state;
-	c = ssk->urg_byte;
+	state = ssk->conn.urg_state;
+	c = ssk->conn.urg_byte;
 	if (state == SDP_URG_VALID && !(flags & MSG_PEEK))
-		WRITE_ONCE(ssk->urg_state, SDP_URG_READ);
+		WRITE_ONCE(ssk->conn.urg_state, SDP_URG_READ);
 	spin_unlock_bh(&ssk->lock);
 
 	if (sock_flag(sk, SOCK_URGINLINE) || state == SDP_URG_READ)
@@ -815,7 +815,7 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 			} else {
 				spin_lock_bh(&ssk->lock);
 				b->off += n;
-				ssk->rx_bytes -= n;
+				ssk->conn.rx_bytes -= n;
 				sdp_rx_urg_advance(ssk, n);
 				if (b->off == b->len)
 					sdp_rx_consumed(ssk, b);
@@ -836,8 +836,8 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		 * reader gets end of stream, also when a reset followed,
 		 * unless the reset cut off zero-copy data (sdp_zc_rx_lost()).
 		 */
-		if (test_bit(SDP_F_DISCONN_RCVD, &ssk->flags) &&
-		    !test_bit(SDP_ZR_LOST, &ssk->zc_rx.flags))
+		if (test_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags) &&
+		    !test_bit(SDP_ZR_LOST, &ssk->conn.zc_rx.flags))
 			break;
 		if (sdp_fb(ssk)) {	/* it went on over TCP: ask that */
 			err = -ENOTCONN;
@@ -872,7 +872,7 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 	if (!peek) {
 		/* Freed buffers may be worth a credit update. */
 		spin_lock_bh(&ssk->lock);
-		if (test_bit(SDP_F_QP, &ssk->flags))
+		if (test_bit(SDP_C_QP, &ssk->conn.flags))
 			sdp_tx_try_control(ssk);
 		spin_unlock_bh(&ssk->lock);
 	}

@@ -55,7 +55,7 @@ static_assert(SDP_CA_NAME_MAX == TCP_CA_NAME_MAX);
 /* Payload bytes of one message: what TCP_MAXSEG and TCP_INFO report. */
 static u32 sdp_payload_size(const struct sdp_sock *ssk)
 {
-	u32 max = READ_ONCE(ssk->tx_max);
+	u32 max = READ_ONCE(ssk->conn.tx_max);
 
 	return (max > SDP_HDR ? max : SDP_BUF_SIZE) - SDP_HDR;
 }
@@ -150,8 +150,7 @@ static int sdp_setsockopt_sdp(struct sdp_sock *ssk, int optname, int val)
 		if (val < 0 || val > SDP_FB_TIMEOUT_MS_MAX)
 			return -EINVAL;
 		lock_sock(&ssk->sk);
-		ssk->fb_timeout_ms = val;
-		set_bit(SDP_O_FB_TMO_SET, &ssk->opts);
+		sdp_fb_timeout_set(ssk, val);
 		release_sock(&ssk->sk);
 		return 0;
 	default:
@@ -166,12 +165,12 @@ static int sdp_setsockopt_tx(struct sdp_sock *ssk, int optname, int val)
 	switch (optname) {
 	case TCP_NODELAY:
 		assign_bit(SDP_O_NODELAY, &ssk->opts, val);
-		if (val && test_bit(SDP_F_QP, &ssk->flags))
+		if (val && test_bit(SDP_C_QP, &ssk->conn.flags))
 			sdp_tx_flush(ssk);
 		break;
 	case TCP_CORK:
 		assign_bit(SDP_O_CORK, &ssk->opts, val);
-		if (!val && test_bit(SDP_F_QP, &ssk->flags))
+		if (!val && test_bit(SDP_C_QP, &ssk->conn.flags))
 			sdp_tx_flush(ssk);
 		break;
 	case TCP_NOTSENT_LOWAT:
@@ -348,20 +347,20 @@ static void sdp_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 	ti->tcpi_snd_ssthresh = TCP_INFINITE_SSTHRESH;
 	ti->tcpi_rcv_ssthresh = TCP_INFINITE_SSTHRESH;
 	ti->tcpi_reordering = 0;
-	if (!test_bit(SDP_F_QP, &ssk->flags))
+	if (!test_bit(SDP_C_QP, &ssk->conn.flags))
 		return;
 
 	spin_lock_bh(&ssk->lock);
-	ti->tcpi_unacked = ssk->tx_post - ssk->tx_tail +
-			   test_bit(SDP_F_TX_PIECE, &ssk->flags);
-	ti->tcpi_snd_cwnd = max(ssk->tx_credits, 0);
-	ti->tcpi_rcv_space = ssk->rx_count * (SDP_BUF_SIZE - SDP_HDR);
+	ti->tcpi_unacked = ssk->conn.tx_post - ssk->conn.tx_tail +
+			   test_bit(SDP_C_TX_PIECE, &ssk->conn.flags);
+	ti->tcpi_snd_cwnd = max(ssk->conn.tx_credits, 0);
+	ti->tcpi_rcv_space = ssk->conn.rx_count * (SDP_BUF_SIZE - SDP_HDR);
 	ti->tcpi_notsent_bytes = sdp_tx_notsent(ssk);
 	/* As TCP's: microseconds; no sample yet: 0, and min_rtt ~0U. */
-	ti->tcpi_rtt = ssk->rtt.srtt8 >> 3;
-	ti->tcpi_rttvar = ssk->rtt.mdev4 >> 2;
-	ti->tcpi_min_rtt = ssk->rtt.srtt8 ? ssk->rtt.min : ~0U;
-	in_flight = ssk->tx_bytes - ssk->tx_fill - ssk->tx_unposted;
+	ti->tcpi_rtt = ssk->conn.rtt.srtt8 >> 3;
+	ti->tcpi_rttvar = ssk->conn.rtt.mdev4 >> 2;
+	ti->tcpi_min_rtt = ssk->conn.rtt.srtt8 ? ssk->conn.rtt.min : ~0U;
+	in_flight = ssk->conn.tx_bytes - ssk->conn.tx_fill - ssk->conn.tx_unposted;
 	ti->tcpi_bytes_sent = st->cnt[SDP_SC_BCOPY_TX_BYTES] +
 			      st->cnt[SDP_SC_ZCOPY_TX_BYTES];
 	ti->tcpi_bytes_acked = ti->tcpi_bytes_sent - in_flight;
@@ -402,7 +401,7 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 		sdp_stats_to_info(&ssk->stats, &info);
 		if (sdp_fb(ssk)) {
 			info.sdpi_transport = SDP_TRANSPORT_TCP;
-			info.sdpi_fallback_reason = ssk->fb_reason;
+			info.sdpi_fallback_reason = sdp_fb_reason(ssk);
 		}
 		spin_unlock_bh(&ssk->lock);
 		return sdp_put_opt(optval, optlen, &info, sizeof(info), len);

@@ -172,7 +172,7 @@ void sdp_stat_abort(struct sdp_sock *ssk, enum sdp_abort_reason why)
 	int state = READ_ONCE(ssk->sk.sk_state);
 
 	if (why >= ARRAY_SIZE(sdp_abort_mib) || !sdp_abort_mib[why] ||
-	    test_bit(SDP_F_ABORT, &ssk->flags) ||
+	    test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
 	    state == TCP_CLOSE || state == TCP_LISTEN)
 		return;
 	/* Racing reasons (a close and the peer's AbortConn): one wins. */
@@ -305,11 +305,11 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
  */
 void sdp_stat_tx_credits(struct sdp_sock *ssk)
 {
-	bool waiting = ssk->tx_post != ssk->tx_head &&
-		       !sdp_data_credit_ok(ssk->tx_credits) &&
-		       test_bit(SDP_F_QP, &ssk->flags) &&
-		       !test_bit(SDP_F_ABORT, &ssk->flags) &&
-		       !test_bit(SDP_F_CM_DISCONNECT, &ssk->flags);
+	bool waiting = ssk->conn.tx_post != ssk->conn.tx_head &&
+		       !sdp_data_credit_ok(ssk->conn.tx_credits) &&
+		       test_bit(SDP_C_QP, &ssk->conn.flags) &&
+		       !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+		       !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
 
 	if (waiting && !ssk->stats.stalled) {
 		SDP_SK_INC(ssk, CREDIT_STALLS);

@@ -49,18 +49,18 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
  */
 int sdp_tx_ring_alloc(struct sdp_sock *ssk)
 {
-	struct ib_device *dev = ssk->sdev->ibdev;
+	struct ib_device *dev = ssk->conn.sdev->ibdev;
 
-	ssk->tx_slots = ssk->tx_count;
-	ssk->tx_ring = sdp_ring_alloc(ssk->tx_slots, sdp_tx_done);
-	ssk->ctrl_ring = sdp_ring_alloc(SDP_CTRL_BUFS, sdp_ctrl_done);
-	if (!ssk->tx_ring || !ssk->ctrl_ring ||
-	    sdp_ring_fill(dev, ssk->ctrl_ring, 0, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
+	ssk->conn.tx_slots = ssk->conn.tx_count;
+	ssk->conn.tx_ring = sdp_ring_alloc(ssk->conn.tx_slots, sdp_tx_done);
+	ssk->conn.ctrl_ring = sdp_ring_alloc(SDP_CTRL_BUFS, sdp_ctrl_done);
+	if (!ssk->conn.tx_ring || !ssk->conn.ctrl_ring ||
+	    sdp_ring_fill(dev, ssk->conn.ctrl_ring, 0, SDP_CTRL_BUFS, SDP_CTRL_SIZE,
 			  DMA_TO_DEVICE)) {
 		sdp_tx_ring_free(ssk);
 		return -ENOMEM;
 	}
-	ssk->tx_alloc = 0;
+	ssk->conn.tx_alloc = 0;
 	return 0;
 }
 
@@ -78,18 +78,18 @@ void sdp_tx_ring_ready(struct sdp_sock *ssk)
 	struct sock *sk = &ssk->sk;
 
 	sock_owned_by_me(sk);
-	WRITE_ONCE(ssk->tx_last, jiffies);
+	WRITE_ONCE(ssk->conn.tx_last, jiffies);
 	spin_lock_bh(&ssk->lock);
-	if (ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
-	    !ssk->zc_tx.len && !ssk->zc_async) {
-		ssk->tx_head = 0;
-		ssk->tx_post = 0;
-		ssk->tx_tail = 0;
+	if (ssk->conn.tx_tail == ssk->conn.tx_head && !ssk->conn.tx_fill &&
+	    !ssk->conn.zc_tx.len && !ssk->zc_async) {
+		ssk->conn.tx_head = 0;
+		ssk->conn.tx_post = 0;
+		ssk->conn.tx_tail = 0;
 	}
-	if (!ssk->tx_alloc)	/* the ring is empty: no slot moves */
-		ssk->tx_count = sdp_mem_under_pressure(sock_net(sk)) ?
-				min_t(unsigned int, ssk->tx_slots,
-				      SDP_MIN_BUFS) : ssk->tx_slots;
+	if (!ssk->conn.tx_alloc)	/* the ring is empty: no slot moves */
+		ssk->conn.tx_count = sdp_mem_under_pressure(sock_net(sk)) ?
+				min_t(unsigned int, ssk->conn.tx_slots,
+				      SDP_MIN_BUFS) : ssk->conn.tx_slots;
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -100,15 +100,15 @@ void sdp_tx_ring_ready(struct sdp_sock *ssk)
  */
 static bool sdp_tx_slot_borrow(struct sdp_sock *ssk, unsigned int i)
 {
-	unsigned int used = ssk->tx_head - ssk->tx_tail, k, j;
-	struct sdp_buf *d = &ssk->tx_ring[i], *b;
+	unsigned int used = ssk->conn.tx_head - ssk->conn.tx_tail, k, j;
+	struct sdp_buf *d = &ssk->conn.tx_ring[i], *b;
 
 	lockdep_assert_held(&ssk->lock);
-	for (k = 1; k < ssk->tx_count; k++) {
-		j = (i + k) % ssk->tx_count;
-		b = &ssk->tx_ring[j];
-		if ((j - ssk->tx_tail % ssk->tx_count + ssk->tx_count) %
-		    ssk->tx_count < used || !b->data)
+	for (k = 1; k < ssk->conn.tx_count; k++) {
+		j = (i + k) % ssk->conn.tx_count;
+		b = &ssk->conn.tx_ring[j];
+		if ((j - ssk->conn.tx_tail % ssk->conn.tx_count + ssk->conn.tx_count) %
+		    ssk->conn.tx_count < used || !b->data)
 			continue;
 		swap(d->data, b->data);
 		swap(d->dma, b->dma);
@@ -139,11 +139,11 @@ int sdp_tx_slot_ready(struct sdp_sock *ssk)
 	int err;
 
 	sock_owned_by_me(sk);
-	if (!test_bit(SDP_F_QP, &ssk->flags))
+	if (!test_bit(SDP_C_QP, &ssk->conn.flags))
 		return -EPIPE;
 	spin_lock_bh(&ssk->lock);
-	i = ssk->tx_head % ssk->tx_count;
-	ready = ssk->tx_ring[i].data || sdp_tx_slot_borrow(ssk, i);
+	i = ssk->conn.tx_head % ssk->conn.tx_count;
+	ready = ssk->conn.tx_ring[i].data || sdp_tx_slot_borrow(ssk, i);
 	spin_unlock_bh(&ssk->lock);
 	/*
 	 * Slot tx_head stays without a buffer meanwhile: a completion
@@ -152,17 +152,17 @@ int sdp_tx_slot_ready(struct sdp_sock *ssk)
 	if (ready)
 		return 0;
 	old = sdp_memcg_enter(sk);
-	err = sdp_ring_fill(ssk->sdev->ibdev, ssk->tx_ring, i, i + 1,
+	err = sdp_ring_fill(ssk->conn.sdev->ibdev, ssk->conn.tx_ring, i, i + 1,
 			    SDP_BUF_SIZE, DMA_TO_DEVICE);
 	sdp_memcg_leave(old);
 	if (err)
 		return err;
 	sdp_mem_charge(ssk, 1, SDP_BUF_SIZE, true);
 	spin_lock_bh(&ssk->lock);
-	ssk->tx_alloc++;
+	ssk->conn.tx_alloc++;
 	spin_unlock_bh(&ssk->lock);
 	idle = sdp_sysctl_tx_idle(sock_net(sk));
-	if (ssk->tx_alloc == 1 && idle)
+	if (ssk->conn.tx_alloc == 1 && idle)
 		sdp_queue_work_delayed(ssk, idle);
 	return 0;
 }
@@ -171,7 +171,7 @@ int sdp_tx_slot_ready(struct sdp_sock *ssk)
 bool sdp_tx_slot_has_buf(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return ssk->tx_ring[ssk->tx_head % ssk->tx_count].data;
+	return ssk->conn.tx_ring[ssk->conn.tx_head % ssk->conn.tx_count].data;
 }
 
 /**
@@ -196,25 +196,25 @@ unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk)
 	unsigned int n = 0;
 
 	sock_owned_by_me(&ssk->sk);
-	if (!ssk->tx_alloc || !idle)
+	if (!ssk->conn.tx_alloc || !idle)
 		return 0;
-	due = READ_ONCE(ssk->tx_last) + idle;
+	due = READ_ONCE(ssk->conn.tx_last) + idle;
 	if (time_before(jiffies, due))
 		return due - jiffies;
 	if (!mutex_trylock(&ssk->tx_mutex))
 		return idle;
 	spin_lock_bh(&ssk->lock);
-	if (ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
-	    !ssk->zc_tx.len && !ssk->zc_async) {
-		n = ssk->tx_alloc;
-		ssk->tx_alloc = 0;
+	if (ssk->conn.tx_tail == ssk->conn.tx_head && !ssk->conn.tx_fill &&
+	    !ssk->conn.zc_tx.len && !ssk->zc_async) {
+		n = ssk->conn.tx_alloc;
+		ssk->conn.tx_alloc = 0;
 	}
 	spin_unlock_bh(&ssk->lock);
 	mutex_unlock(&ssk->tx_mutex);
 	if (!n)
 		return idle;	/* data in flight: not idle */
 	/* Any slots may have them (sdp_tx_slot_borrow()). */
-	sdp_ring_drain(ssk->sdev->ibdev, ssk->tx_ring, 0, ssk->tx_slots,
+	sdp_ring_drain(ssk->conn.sdev->ibdev, ssk->conn.tx_ring, 0, ssk->conn.tx_slots,
 		       DMA_TO_DEVICE);
 	sdp_mem_uncharge(ssk, n, SDP_BUF_SIZE);
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_TX_RING_RELEASES);
@@ -223,13 +223,13 @@ unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk)
 
 void sdp_tx_ring_free(struct sdp_sock *ssk)
 {
-	struct ib_device *dev = ssk->sdev->ibdev;
+	struct ib_device *dev = ssk->conn.sdev->ibdev;
 
-	sdp_ring_free(dev, ssk->tx_ring, ssk->tx_slots, DMA_TO_DEVICE);
-	sdp_ring_free(dev, ssk->ctrl_ring, SDP_CTRL_BUFS, DMA_TO_DEVICE);
-	ssk->tx_ring = NULL;
-	ssk->ctrl_ring = NULL;
-	ssk->tx_alloc = 0;
+	sdp_ring_free(dev, ssk->conn.tx_ring, ssk->conn.tx_slots, DMA_TO_DEVICE);
+	sdp_ring_free(dev, ssk->conn.ctrl_ring, SDP_CTRL_BUFS, DMA_TO_DEVICE);
+	ssk->conn.tx_ring = NULL;
+	ssk->conn.ctrl_ring = NULL;
+	ssk->conn.tx_alloc = 0;
 }
 
 /*
@@ -244,13 +244,14 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 
 	lockdep_assert_held(&ssk->lock);
 	if (seq) {
-		mseq = ssk->tx_mseq_next++;
-		mseq_ack = ssk->rx_mseq_last;
+		mseq = ssk->conn.tx_mseq_next++;
+		mseq_ack = ssk->conn.rx_mseq_last;
 	}
-	sdp_bsdh_init(h, mid, len, ssk->rx_posted, mseq, mseq_ack);
-	ssk->rx_mseq_limit = sdp_mseq_limit_update(ssk->rx_mseq_limit,
-						   ssk->rx_mseq_last,
-						   ssk->rx_posted);
+	sdp_bsdh_init(h, mid, len, ssk->conn.rx_posted, mseq, mseq_ack);
+	ssk->conn.rx_mseq_limit =
+		sdp_mseq_limit_update(ssk->conn.rx_mseq_limit,
+				      ssk->conn.rx_mseq_last,
+				      ssk->conn.rx_posted);
 }
 
 /*
@@ -262,9 +263,9 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 u32 sdp_credit_grant(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return sdp_credit_grant_calc(ssk->rx_posted,
-				     sdp_peer_credits(ssk->rx_mseq_last,
-						      ssk->rx_mseq_limit));
+	return sdp_credit_grant_calc(ssk->conn.rx_posted,
+				     sdp_peer_credits(ssk->conn.rx_mseq_last,
+						      ssk->conn.rx_mseq_limit));
 }
 
 /*
@@ -277,7 +278,7 @@ int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off, u32 len,
 	struct ib_sge sge = {
 		.addr = b->dma + off,
 		.length = len,
-		.lkey = ssk->pd->local_dma_lkey,
+		.lkey = ssk->conn.pd->local_dma_lkey,
 	};
 	struct ib_send_wr wr = {
 		.wr_cqe = &b->cqe,
@@ -292,31 +293,31 @@ int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off, u32 len,
 		wr.ex.invalidate_rkey = *inv;
 	}
 	b->posted = ktime_get_ns();
-	ib_dma_sync_single_for_device(ssk->sdev->ibdev, b->dma + off, len,
+	ib_dma_sync_single_for_device(ssk->conn.sdev->ibdev, b->dma + off, len,
 				      DMA_TO_DEVICE);
-	return ib_post_send(ssk->qp, &wr, NULL);
+	return ib_post_send(ssk->conn.qp, &wr, NULL);
 }
 
 /*
  * Commit the slot being filled, if any, as a message with BSDH @flags;
- * a write held back in it (SDP_F_NAGLE) is no longer.  ssk->lock held.
+ * a write held back in it (SDP_C_NAGLE) is no longer.  ssk->lock held.
  */
 static void sdp_tx_commit(struct sdp_sock *ssk, u8 flags)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->tx_fill) {
-		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
+	if (ssk->conn.tx_fill) {
+		struct sdp_buf *b = sdp_tx_slot(&ssk->conn, ssk->conn.tx_head);
 
 		b->mid = SDP_MID_DATA;
 		b->flags = flags;
-		b->len = ssk->tx_fill;
+		b->len = ssk->conn.tx_fill;
 		b->off = 0;
-		ssk->tx_head++;
-		ssk->tx_unposted += ssk->tx_fill;
-		ssk->tx_fill = 0;
+		ssk->conn.tx_head++;
+		ssk->conn.tx_unposted += ssk->conn.tx_fill;
+		ssk->conn.tx_fill = 0;
 	}
-	ssk->tx_held = 0;
-	clear_bit(SDP_F_NAGLE, &ssk->flags);
+	ssk->conn.tx_held = 0;
+	clear_bit(SDP_C_NAGLE, &ssk->conn.flags);
 }
 
 /*
@@ -330,11 +331,13 @@ static void sdp_tx_commit(struct sdp_sock *ssk, u8 flags)
  */
 static bool sdp_tx_ring_busy(const struct sdp_sock *ssk)
 {
-	return ssk->tx_post - ssk->tx_tail >= max(ssk->tx_count / 2, 1U);
+	const struct sdp_conn *c = &ssk->conn;
+
+	return c->tx_post - c->tx_tail >= max(c->tx_count / 2, 1U);
 }
 
 /*
- * May a write held back (SDP_F_NAGLE, sdp_tx_hold()) go now?  Once
+ * May a write held back (SDP_C_NAGLE, sdp_tx_hold()) go now?  Once
  * nothing waits to be posted, with TCP_NODELAY; once nothing is in flight
  * either and the peer acknowledged our last small message, without.  Not
  * while a sendmsg() copies into its slot (that one decides when it is
@@ -342,12 +345,12 @@ static bool sdp_tx_ring_busy(const struct sdp_sock *ssk)
  */
 static bool sdp_tx_release(const struct sdp_sock *ssk)
 {
-	return test_bit(SDP_F_NAGLE, &ssk->flags) &&
-	       !test_bit(SDP_F_TX_FILLING, &ssk->flags) &&
-	       !test_bit(SDP_F_ABORT, &ssk->flags) &&
-	       ssk->tx_post == ssk->tx_head &&
-	       ((ssk->tx_tail == ssk->tx_head &&
-		 !test_bit(SDP_F_TX_SMALL, &ssk->flags)) ||
+	return test_bit(SDP_C_NAGLE, &ssk->conn.flags) &&
+	       !test_bit(SDP_C_TX_FILLING, &ssk->conn.flags) &&
+	       !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+	       ssk->conn.tx_post == ssk->conn.tx_head &&
+	       ((ssk->conn.tx_tail == ssk->conn.tx_head &&
+		 !test_bit(SDP_C_TX_SMALL, &ssk->conn.flags)) ||
 		(test_bit(SDP_O_NODELAY, &ssk->opts) &&
 		 !sdp_tx_ring_busy(ssk)));
 }
@@ -359,10 +362,10 @@ static bool sdp_tx_release(const struct sdp_sock *ssk)
  */
 static u32 sdp_tx_msg_room(const struct sdp_sock *ssk)
 {
-	if (test_bit(SDP_F_PEER_RESIZED, &ssk->flags) &&
-	    sdp_mseq_after(ssk->tx_max_mseq, ssk->tx_mseq_next))
-		return ssk->tx_prev_max - SDP_HDR;
-	return ssk->tx_max - SDP_HDR;
+	if (test_bit(SDP_C_PEER_RESIZED, &ssk->conn.flags) &&
+	    sdp_mseq_after(ssk->conn.tx_max_mseq, ssk->conn.tx_mseq_next))
+		return ssk->conn.tx_prev_max - SDP_HDR;
+	return ssk->conn.tx_max - SDP_HDR;
 }
 
 /*
@@ -381,11 +384,11 @@ static u32 sdp_tx_msg_room(const struct sdp_sock *ssk)
 static void sdp_tx_return_big(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	while (test_bit(SDP_F_PEER_RESIZED, &ssk->flags) &&
-	       (ssk->tx_max < ssk->tx_prev_max ||
-		test_bit(SDP_F_PEER_SHRINK, &ssk->flags)) &&
-	       sdp_mseq_after(ssk->tx_max_mseq, ssk->tx_mseq_next) &&
-	       ssk->tx_post == ssk->tx_head &&
+	while (test_bit(SDP_C_PEER_RESIZED, &ssk->conn.flags) &&
+	       (ssk->conn.tx_max < ssk->conn.tx_prev_max ||
+		test_bit(SDP_P_SHRINK, &ssk->conn.peer)) &&
+	       sdp_mseq_after(ssk->conn.tx_max_mseq, ssk->conn.tx_mseq_next) &&
+	       ssk->conn.tx_post == ssk->conn.tx_head &&
 	       !sdp_post_ctrl(ssk, SDP_MID_DATA))
 		;
 }
@@ -396,7 +399,7 @@ static void sdp_tx_return_big(struct sdp_sock *ssk)
  * peer that will grow, or the peer's small buffers still come first)
  * goes in parts: the first part as it lies, with the BSDH in front; each
  * later part's BSDH overwrites the last bytes of the part before, so it
- * is posted only once that part's send completed (SDP_F_TX_PIECE;
+ * is posted only once that part's send completed (SDP_C_TX_PIECE;
  * sdp_buf::off counts the payload sent).  The slot's BSDH flags (an
  * urgent byte) go with its last part.  ssk->lock held.
  */
@@ -404,23 +407,23 @@ static void sdp_tx_push(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
 again:
-	while (ssk->tx_post != ssk->tx_head &&
-	       !test_bit(SDP_F_TX_PIECE, &ssk->flags) &&
-	       sdp_data_credit_ok(ssk->tx_credits) && sdp_tx_usable(ssk)) {
-		struct sdp_buf *b = &ssk->tx_ring[ssk->tx_post % ssk->tx_count];
+	while (ssk->conn.tx_post != ssk->conn.tx_head &&
+	       !test_bit(SDP_C_TX_PIECE, &ssk->conn.flags) &&
+	       sdp_data_credit_ok(ssk->conn.tx_credits) && sdp_tx_usable(ssk)) {
+		struct sdp_buf *b = sdp_tx_slot(&ssk->conn, ssk->conn.tx_post);
 		struct sdp_bsdh *h = b->data + b->off;
 		u32 len = b->len - b->off;
 
 		if (b->mid == SDP_MID_SRCAVAIL &&
-		    !sdp_srcavail_credit_ok(ssk->tx_credits))
+		    !sdp_srcavail_credit_ok(ssk->conn.tx_credits))
 			break;
 		/* Data, or the SrcAvail of a zero-copy send (sdp_zc_tx.c). */
 		if (b->mid == SDP_MID_DATA && len >= sdp_tx_msg_room(ssk)) {
 			len = sdp_tx_msg_room(ssk);
 		} else if (b->mid == SDP_MID_DATA) {
 			/* Small: Nagle holds the next small write for it. */
-			ssk->tx_small_mseq = ssk->tx_mseq_next;
-			set_bit(SDP_F_TX_SMALL, &ssk->flags);
+			ssk->conn.tx_small_mseq = ssk->conn.tx_mseq_next;
+			set_bit(SDP_C_TX_SMALL, &ssk->conn.flags);
 		}
 		sdp_fill_bsdh(ssk, h, b->mid, SDP_HDR + len, true);
 		if (b->mid == SDP_MID_DATA && b->off + len == b->len)
@@ -429,22 +432,22 @@ again:
 			__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 			return;
 		}
-		ssk->tx_credits--;
-		ssk->rx_data_run = 0;	/* our turn to talk (sdp_rx_grow_due()) */
+		ssk->conn.tx_credits--;
+		ssk->conn.rx_data_run = 0;	/* our turn to talk (sdp_rx_grow_due()) */
 		if (b->mid == SDP_MID_DATA) {
-			ssk->tx_unposted -= len;
+			ssk->conn.tx_unposted -= len;
 			sdp_stat_tx_data(ssk, len);
 		}
 		if (b->off + len < b->len) {
 			b->part = len;
-			set_bit(SDP_F_TX_PIECE, &ssk->flags);
+			set_bit(SDP_C_TX_PIECE, &ssk->conn.flags);
 			break;
 		}
-		ssk->tx_post++;
+		ssk->conn.tx_post++;
 	}
 	/* All posted: a write held back for that may follow. */
-	if (ssk->tx_fill && sdp_tx_release(ssk) &&
-	    sdp_data_credit_ok(ssk->tx_credits) && sdp_tx_usable(ssk)) {
+	if (ssk->conn.tx_fill && sdp_tx_release(ssk) &&
+	    sdp_data_credit_ok(ssk->conn.tx_credits) && sdp_tx_usable(ssk)) {
 		sdp_tx_commit(ssk, 0);
 		goto again;
 	}
@@ -458,9 +461,9 @@ again:
 static void sdp_tx_async_kick(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (test_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags) &&
+	if (test_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags) &&
 	    sdp_tx_room(ssk)) {
-		clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+		clear_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags);
 		sdp_queue_work(ssk);
 	}
 }
@@ -487,12 +490,13 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	 * still ask for its rest as Data.  And for a MSG_ZEROCOPY send in
 	 * progress, whose rest sdp_work() may still copy.
 	 */
-	if (test_bit(SDP_F_DISCONN_WANT, &ssk->flags) &&
-	    !test_bit(SDP_F_DISCONN_SENT, &ssk->flags) &&
-	    ssk->tx_post == ssk->tx_head && !ssk->tx_fill && !ssk->zc_tx.len &&
+	if (test_bit(SDP_C_DISCONN_WANT, &ssk->conn.flags) &&
+	    !test_bit(SDP_C_DISCONN_SENT, &ssk->conn.flags) &&
+	    ssk->conn.tx_post == ssk->conn.tx_head && !ssk->conn.tx_fill &&
+	    !ssk->conn.zc_tx.len &&
 	    !ssk->zc_async && !ssk->zc_gather &&
 	    !sdp_post_ctrl(ssk, SDP_MID_DISCONN))
-		set_bit(SDP_F_DISCONN_SENT, &ssk->flags);
+		set_bit(SDP_C_DISCONN_SENT, &ssk->conn.flags);
 
 	/*
 	 * A credit update, when it lets a peer that may be running short
@@ -501,9 +505,9 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	 */
 	grant = sdp_credit_grant(ssk);
 	if (sdp_credit_update_due(grant,
-				  sdp_peer_credits(ssk->rx_mseq_last,
-						   ssk->rx_mseq_limit),
-				  ssk->rx_alloc))
+				  sdp_peer_credits(ssk->conn.rx_mseq_last,
+						   ssk->conn.rx_mseq_limit),
+				  ssk->conn.rx_alloc))
 		sdp_post_ctrl(ssk, SDP_MID_DATA);
 }
 
@@ -528,7 +532,7 @@ void sdp_tx_flush(struct sdp_sock *ssk)
  * - Nagle, as TCP without TCP_NODELAY: while earlier data has not
  *   completed, or the peer has not acknowledged (with the mseq_ack of a
  *   message of its own) our last message that was shorter than its
- *   buffers (SDP_F_TX_SMALL; TCP's Nagle with Minshall's rule), so that
+ *   buffers (SDP_C_TX_SMALL; TCP's Nagle with Minshall's rule), so that
  *   a stream of small writes goes out as few full messages.  A device
  *   that completes a send as it is posted (Soft-RoCE on 6.1 does) would
  *   otherwise leave nothing to wait for.  The peer's next message may be
@@ -545,20 +549,20 @@ void sdp_tx_flush(struct sdp_sock *ssk)
 static bool sdp_tx_hold(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (!ssk->tx_fill)
+	if (!ssk->conn.tx_fill)
 		return false;
-	return ssk->tx_post != ssk->tx_head || sdp_tx_ring_busy(ssk) ||
+	return ssk->conn.tx_post != ssk->conn.tx_head || sdp_tx_ring_busy(ssk) ||
 	       (!test_bit(SDP_O_NODELAY, &ssk->opts) &&
-		(ssk->tx_head != ssk->tx_tail ||
-		 test_bit(SDP_F_TX_SMALL, &ssk->flags)));
+		(ssk->conn.tx_head != ssk->conn.tx_tail ||
+		 test_bit(SDP_C_TX_SMALL, &ssk->conn.flags)));
 }
 
 /* Nothing posted or waiting to be.  ssk->lock held. */
 bool sdp_tx_idle(const struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	return ssk->tx_tail == ssk->tx_head && !ssk->tx_fill &&
-	       ssk->ctrl_tail == ssk->ctrl_head;
+	return ssk->conn.tx_tail == ssk->conn.tx_head && !ssk->conn.tx_fill &&
+	       ssk->conn.ctrl_tail == ssk->conn.ctrl_head;
 }
 
 /* Exchange the buffers (and what they hold) of two unposted slots. */
@@ -589,23 +593,23 @@ static void sdp_tx_slot_swap(struct sdp_buf *a, struct sdp_buf *b)
  */
 void sdp_tx_repack(struct sdp_sock *ssk)
 {
-	u32 room = READ_ONCE(ssk->tx_max) - SDP_HDR;
-	unsigned int i, dst = ssk->tx_post;
+	u32 room = READ_ONCE(ssk->conn.tx_max) - SDP_HDR;
+	unsigned int i, dst = ssk->conn.tx_post;
 	struct sdp_buf *d, *s;
 
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->tx_head - ssk->tx_post < 2 ||
-	    test_bit(SDP_F_TX_FILLING, &ssk->flags) ||
-	    test_bit(SDP_F_TX_PIECE, &ssk->flags))
+	if (ssk->conn.tx_head - ssk->conn.tx_post < 2 ||
+	    test_bit(SDP_C_TX_FILLING, &ssk->conn.flags) ||
+	    test_bit(SDP_C_TX_PIECE, &ssk->conn.flags))
 		return;
-	for (i = ssk->tx_post; i != ssk->tx_head; i++) {
-		s = &ssk->tx_ring[i % ssk->tx_count];
+	for (i = ssk->conn.tx_post; i != ssk->conn.tx_head; i++) {
+		s = sdp_tx_slot(&ssk->conn, i);
 		if (s->mid != SDP_MID_DATA || s->flags)
 			return;
 	}
-	for (i = ssk->tx_post + 1; i != ssk->tx_head; i++) {
-		d = &ssk->tx_ring[dst % ssk->tx_count];
-		s = &ssk->tx_ring[i % ssk->tx_count];
+	for (i = ssk->conn.tx_post + 1; i != ssk->conn.tx_head; i++) {
+		d = sdp_tx_slot(&ssk->conn, dst);
+		s = sdp_tx_slot(&ssk->conn, i);
 		if (d->len + s->len <= room) {
 			memcpy(d->data + SDP_HDR + d->len, s->data + SDP_HDR,
 			       s->len);
@@ -615,16 +619,16 @@ void sdp_tx_repack(struct sdp_sock *ssk)
 		}
 		dst++;
 		if (dst != i)
-			sdp_tx_slot_swap(&ssk->tx_ring[dst % ssk->tx_count], s);
+			sdp_tx_slot_swap(sdp_tx_slot(&ssk->conn, dst), s);
 	}
 	dst++;
-	if (dst == ssk->tx_head)
+	if (dst == ssk->conn.tx_head)
 		return;
 	/* The slot being filled, if any, is the new tx_head. */
-	if (ssk->tx_fill)
-		sdp_tx_slot_swap(&ssk->tx_ring[dst % ssk->tx_count],
-				 &ssk->tx_ring[ssk->tx_head % ssk->tx_count]);
-	ssk->tx_head = dst;
+	if (ssk->conn.tx_fill)
+		sdp_tx_slot_swap(sdp_tx_slot(&ssk->conn, dst),
+				 sdp_tx_slot(&ssk->conn, ssk->conn.tx_head));
+	ssk->conn.tx_head = dst;
 }
 
 /*
@@ -640,13 +644,13 @@ void sdp_tx_repack(struct sdp_sock *ssk)
  */
 static u32 sdp_tx_fill_room(const struct sdp_sock *ssk)
 {
-	u32 room = READ_ONCE(ssk->tx_max) - SDP_HDR;
+	u32 room = READ_ONCE(ssk->conn.tx_max) - SDP_HDR;
 
-	if (test_bit(SDP_F_PEER_RESIZE, &ssk->flags) &&
+	if (test_bit(SDP_P_RESIZE, &ssk->conn.peer) &&
 	    room < SDP_BUF_SIZE - SDP_HDR &&
-	    (READ_ONCE(ssk->tx_fill) > room ||
-	     READ_ONCE(ssk->tx_head) - READ_ONCE(ssk->tx_tail) >=
-	     ssk->tx_count / 2))
+	    (READ_ONCE(ssk->conn.tx_fill) > room ||
+	     READ_ONCE(ssk->conn.tx_head) - READ_ONCE(ssk->conn.tx_tail) >=
+	     ssk->conn.tx_count / 2))
 		room = SDP_BUF_SIZE - SDP_HDR;
 	return room;
 }
@@ -659,11 +663,13 @@ static u32 sdp_tx_fill_room(const struct sdp_sock *ssk)
  */
 u32 sdp_tx_notsent(const struct sdp_sock *ssk)
 {
-	u32 n = ssk->tx_unposted + ssk->tx_fill + sdp_zc_unsent(ssk);
+	u32 n = ssk->conn.tx_unposted + ssk->conn.tx_fill + sdp_zc_unsent(ssk);
 
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->zc_tx.len && (s32)(ssk->tx_post - ssk->zc_tx.slot) <= 0)
-		n += ssk->zc_tx.len - ssk->zc_tx.acked;
+	const struct sdp_zc_tx *zt = &ssk->conn.zc_tx;
+
+	if (zt->len && (s32)(ssk->conn.tx_post - zt->slot) <= 0)
+		n += zt->len - zt->acked;
 	return n;
 }
 
@@ -678,15 +684,16 @@ bool sdp_tx_room(const struct sdp_sock *ssk)
 	 * be posted (a slot still being filled does not count: with
 	 * TCP_CORK it would wait for this very writer).
 	 */
-	if (lowat && READ_ONCE(ssk->tx_unposted) >= lowat)
+	if (lowat && READ_ONCE(ssk->conn.tx_unposted) >= lowat)
 		return false;
-	if (ssk->tx_fill && ssk->tx_fill < room)
+	if (ssk->conn.tx_fill && ssk->conn.tx_fill < room)
 		return true;
 	/*
 	 * A slot full to the room it has now (the peer's ChRcvBufAck may
 	 * have made that less than it holds) is committed first.
 	 */
-	return ssk->tx_head - ssk->tx_tail + !!ssk->tx_fill < ssk->tx_count;
+	return ssk->conn.tx_head - ssk->conn.tx_tail + !!ssk->conn.tx_fill <
+	       ssk->conn.tx_count;
 }
 
 /*
@@ -705,7 +712,7 @@ bool sdp_tx_writable(const struct sdp_sock *ssk)
  */
 void sdp_rtt_sample(struct sdp_sock *ssk, const struct sdp_buf *b)
 {
-	struct sdp_rtt *r = &ssk->rtt;
+	struct sdp_rtt *r = &ssk->conn.rtt;
 	u32 us = clamp_t(u64, div_u64(ktime_get_ns() - b->posted,
 				      NSEC_PER_USEC), 1, U32_MAX / 8);
 	s32 d;
@@ -733,16 +740,16 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&ssk->lock);
 	if (wc->status == IB_WC_SUCCESS)
 		sdp_rtt_sample(ssk, b);
-	part = ssk->tx_tail == ssk->tx_post &&
-	       test_and_clear_bit(SDP_F_TX_PIECE, &ssk->flags);
+	part = ssk->conn.tx_tail == ssk->conn.tx_post &&
+	       test_and_clear_bit(SDP_C_TX_PIECE, &ssk->conn.flags);
 	if (part) {
 		/* A part of slot tx_post: the next may go (sdp_tx_push()). */
-		ssk->tx_bytes -= b->part;
+		ssk->conn.tx_bytes -= b->part;
 		b->off += b->part;
 	} else {
-		ssk->tx_tail++;
+		ssk->conn.tx_tail++;
 		if (b->mid == SDP_MID_DATA)
-			ssk->tx_bytes -= b->len - b->off;
+			ssk->conn.tx_bytes -= b->len - b->off;
 		b->off = 0;
 	}
 	/* Nothing in flight any more: a write held back goes. */
@@ -750,7 +757,7 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		sdp_tx_flush(ssk);
 	/* As on the receive side, only a non-flush error is ours to act on. */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
+	    !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR,
@@ -831,23 +838,23 @@ unsigned long sdp_tx_cork_expire(struct sdp_sock *ssk)
 
 	sock_owned_by_me(&ssk->sk);
 	spin_lock_bh(&ssk->lock);
-	if (ssk->tx_held && ssk->tx_fill &&
-	    test_bit(SDP_F_NAGLE, &ssk->flags)) {
+	if (ssk->conn.tx_held && ssk->conn.tx_fill &&
+	    test_bit(SDP_C_NAGLE, &ssk->conn.flags)) {
 		/*
 		 * Held by Nagle: no acknowledgment came, go as if it had.
 		 * It may still wait for completions or credits, which end
 		 * that wait by themselves.
 		 */
-		due = ssk->tx_held + SDP_TX_NAGLE_MAX;
+		due = ssk->conn.tx_held + SDP_TX_NAGLE_MAX;
 		if (time_before(jiffies, due)) {
 			again = due - jiffies;
 		} else {
-			ssk->tx_held = 0;
-			clear_bit(SDP_F_TX_SMALL, &ssk->flags);
+			ssk->conn.tx_held = 0;
+			clear_bit(SDP_C_TX_SMALL, &ssk->conn.flags);
 			sdp_tx_try_control(ssk);
 		}
-	} else if (ssk->tx_held && ssk->tx_fill) {
-		due = ssk->tx_held + SDP_TX_CORK_MAX;
+	} else if (ssk->conn.tx_held && ssk->conn.tx_fill) {
+		due = ssk->conn.tx_held + SDP_TX_CORK_MAX;
 		if (time_before(jiffies, due))
 			again = due - jiffies;
 		else
@@ -898,28 +905,28 @@ ssize_t sdp_tx_fill(struct sdp_sock *ssk, struct iov_iter *from, size_t max,
 			continue;
 		}
 		room = sdp_tx_fill_room(ssk);
-		if (ssk->tx_fill < room)
+		if (ssk->conn.tx_fill < room)
 			break;
 		/* Full, and another slot is free (sdp_tx_room()). */
 		sdp_tx_flush(ssk);
 		spin_unlock_bh(&ssk->lock);
 	}
-	b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
-	off = SDP_HDR + ssk->tx_fill;
+	b = sdp_tx_slot(&ssk->conn, ssk->conn.tx_head);
+	off = SDP_HDR + ssk->conn.tx_fill;
 	n = min_t(size_t, SDP_HDR + room - off, max);
 	/* A completion-time release must wait for this copy. */
-	set_bit(SDP_F_TX_FILLING, &ssk->flags);
+	set_bit(SDP_C_TX_FILLING, &ssk->conn.flags);
 	spin_unlock_bh(&ssk->lock);
 
 	/* Slot tx_head is ours alone until it is committed. */
 	err = copy_from_iter_full(b->data + off, n, from) ? 0 : -EFAULT;
 
 	spin_lock_bh(&ssk->lock);
-	clear_bit(SDP_F_TX_FILLING, &ssk->flags);
+	clear_bit(SDP_C_TX_FILLING, &ssk->conn.flags);
 	if (!err) {
-		ssk->tx_fill += n;
-		ssk->tx_bytes += n;
-		if (ssk->tx_fill >= room && !(keep && n == max))
+		ssk->conn.tx_fill += n;
+		ssk->conn.tx_bytes += n;
+		if (ssk->conn.tx_fill >= room && !(keep && n == max))
 			sdp_tx_flush(ssk);
 	}
 	spin_unlock_bh(&ssk->lock);
@@ -1071,16 +1078,16 @@ out:
 		 */
 		sdp_tx_flush_flags(ssk, SDP_OOB_PRES | SDP_OOB_PEND);
 	} else if (more || test_bit(SDP_O_CORK, &ssk->opts)) {
-		clear_bit(SDP_F_NAGLE, &ssk->flags);	/* held for MSG_MORE */
-		if (ssk->tx_fill && !ssk->tx_held) {
-			ssk->tx_held = jiffies | 1;
+		clear_bit(SDP_C_NAGLE, &ssk->conn.flags);	/* held for MSG_MORE */
+		if (ssk->conn.tx_fill && !ssk->conn.tx_held) {
+			ssk->conn.tx_held = jiffies | 1;
 			held = true;
 		}
 		sdp_tx_try_control(ssk);
 	} else if (sdp_tx_hold(ssk)) {
-		set_bit(SDP_F_NAGLE, &ssk->flags);
-		if (!ssk->tx_held && test_bit(SDP_F_TX_SMALL, &ssk->flags)) {
-			ssk->tx_held = jiffies | 1;
+		set_bit(SDP_C_NAGLE, &ssk->conn.flags);
+		if (!ssk->conn.tx_held && test_bit(SDP_C_TX_SMALL, &ssk->conn.flags)) {
+			ssk->conn.tx_held = jiffies | 1;
 			nagle = true;
 		}
 		sdp_tx_try_control(ssk);

@@ -8,7 +8,7 @@
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
- * Lifetime: ssk->zc_busy counts transfers in progress; sdp_work() does
+ * Lifetime: ssk->conn.zc_busy counts transfers in progress; sdp_work() does
  * not destroy the QP, CQ, PD and MR while it is non-zero, and the last
  * transfer to end on an aborted socket queues the work again.  So a
  * nonblocking send in progress also keeps its closed socket (through the
@@ -159,7 +159,7 @@ static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* Only a failed REG_MR completes (it is not signalled). */
 	spin_lock(&ssk->lock);
 	if (wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
+	    !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		net_warn_ratelimited("memory registration failed: %s\n",
 				     ib_wc_status_msg(wc->status));
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
@@ -173,8 +173,8 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&ssk->lock);
 	if (wc->status != IB_WC_SUCCESS)
-		set_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags);
-	set_bit(SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+		set_bit(SDP_ZT_INV_ERR, &ssk->conn.zc_tx.flags);
+	set_bit(SDP_ZT_INV_DONE, &ssk->conn.zc_tx.flags);
 	if (ssk->zc_async)
 		sdp_queue_work(ssk);
 	spin_unlock(&ssk->lock);
@@ -183,7 +183,7 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * Sleep without lock_sock(), not interruptible, until @bit is set in
- * ssk->flags.  For work requests that the QP completes or flushes in
+ * ssk->conn.flags.  For work requests that the QP completes or flushes in
  * bounded time; a QP that does neither is aborted (which flushes it).
  */
 void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word)
@@ -213,8 +213,8 @@ void sdp_zc_put(struct sdp_sock *ssk)
 	bool last;
 
 	spin_lock_bh(&ssk->lock);
-	last = !--ssk->zc_busy;
-	if (last && test_bit(SDP_F_ABORT, &ssk->flags))
+	last = !--ssk->conn.zc_busy;
+	if (last && test_bit(SDP_C_ABORT, &ssk->conn.flags))
 		sdp_queue_work(ssk);
 	spin_unlock_bh(&ssk->lock);
 	if (last)
@@ -226,16 +226,16 @@ int sdp_zc_inv_post(struct sdp_sock *ssk)
 {
 	struct ib_send_wr wr = {
 		.opcode = IB_WR_LOCAL_INV,
-		.wr_cqe = &ssk->zc_tx.inv_cqe,
+		.wr_cqe = &ssk->conn.zc_tx.inv_cqe,
 		.send_flags = IB_SEND_SIGNALED,
-		.ex.invalidate_rkey = ssk->zc_tx.mr->rkey,
+		.ex.invalidate_rkey = ssk->conn.zc_tx.mr->rkey,
 	};
 	int err;
 
 	spin_lock_bh(&ssk->lock);
-	clear_bit(SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
-	clear_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags);
-	err = ib_post_send(ssk->qp, &wr, NULL);
+	clear_bit(SDP_ZT_INV_DONE, &ssk->conn.zc_tx.flags);
+	clear_bit(SDP_ZT_INV_ERR, &ssk->conn.zc_tx.flags);
+	err = ib_post_send(ssk->conn.qp, &wr, NULL);
 	spin_unlock_bh(&ssk->lock);
 	return err;
 }
@@ -246,9 +246,9 @@ int sdp_zc_inv_post(struct sdp_sock *ssk)
  */
 void sdp_zc_inv_check(struct sdp_sock *ssk, int err)
 {
-	if (err || test_bit(SDP_ZT_INV_ERR, &ssk->zc_tx.flags)) {
-		ib_dereg_mr(ssk->zc_tx.mr);
-		ssk->zc_tx.mr = NULL;
+	if (err || test_bit(SDP_ZT_INV_ERR, &ssk->conn.zc_tx.flags)) {
+		ib_dereg_mr(ssk->conn.zc_tx.mr);
+		ssk->conn.zc_tx.mr = NULL;
 	}
 }
 
@@ -259,14 +259,14 @@ void sdp_zc_invalidate(struct sock *sk)
 	int err = sdp_zc_inv_post(ssk);
 
 	if (!err)
-		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->zc_tx.flags);
+		sdp_zc_wait_bit(sk, SDP_ZT_INV_DONE, &ssk->conn.zc_tx.flags);
 	sdp_zc_inv_check(ssk, err);
 }
 
 /* Pages the registration MR maps at most. */
 u32 sdp_zc_mr_pages(const struct sdp_sock *ssk)
 {
-	return clamp_t(u32, ssk->sdev->ibdev->attrs.max_fast_reg_page_list_len,
+	return clamp_t(u32, ssk->conn.sdev->ibdev->attrs.max_fast_reg_page_list_len,
 		       2, SDP_ZC_MAX_PAGES);
 }
 
@@ -274,12 +274,12 @@ struct ib_mr *sdp_zc_mr(struct sdp_sock *ssk)
 {
 	struct ib_mr *mr;
 
-	if (ssk->zc_tx.mr)
-		return ssk->zc_tx.mr;
-	mr = ib_alloc_mr(ssk->pd, IB_MR_TYPE_MEM_REG, sdp_zc_mr_pages(ssk));
+	if (ssk->conn.zc_tx.mr)
+		return ssk->conn.zc_tx.mr;
+	mr = ib_alloc_mr(ssk->conn.pd, IB_MR_TYPE_MEM_REG, sdp_zc_mr_pages(ssk));
 	if (IS_ERR(mr))
 		return NULL;
-	ssk->zc_tx.mr = mr;
+	ssk->conn.zc_tx.mr = mr;
 	return mr;
 }
 
@@ -302,9 +302,9 @@ bool sdp_zc_sq_acked(const struct sdp_sock *ssk)
 void sdp_zc_sq_progress(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (test_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags) &&
+	if (test_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags) &&
 	    sdp_zc_sq_acked(ssk)) {
-		clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		clear_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags);
 		if (ssk->zc_async)
 			sdp_queue_work(ssk);
 		sdp_zc_wake(ssk);
@@ -319,7 +319,7 @@ void sdp_zc_sq_progress(struct sdp_sock *ssk)
 int sdp_zc_map(struct sdp_sock *ssk, struct sdp_zc_pages *zp,
 	       struct ib_mr *mr)
 {
-	struct ib_device *dev = ssk->sdev->ibdev;
+	struct ib_device *dev = ssk->conn.sdev->ibdev;
 	int n;
 
 	n = ib_dma_map_sg(dev, zp->sgt.sgl, zp->sgt.orig_nents, DMA_TO_DEVICE);
@@ -342,9 +342,9 @@ int sdp_zc_map(struct sdp_sock *ssk, struct sdp_zc_pages *zp,
 /* Connection setup: completion handlers and defaults. */
 void sdp_zc_init(struct sdp_sock *ssk)
 {
-	ssk->zc_tx.reg_cqe.done = sdp_zc_reg_done;
-	ssk->zc_tx.inv_cqe.done = sdp_zc_inv_done;
-	ssk->zc_rx.rd_cqe.done = sdp_zc_rd_done;
+	ssk->conn.zc_tx.reg_cqe.done = sdp_zc_reg_done;
+	ssk->conn.zc_tx.inv_cqe.done = sdp_zc_inv_done;
+	ssk->conn.zc_rx.rd_cqe.done = sdp_zc_rd_done;
 }
 
 /* A connect() gives up on the last connection's transfers after this. */
@@ -359,7 +359,7 @@ void sdp_zc_init(struct sdp_sock *ssk)
  * A connect() again frees the last connection's QP, CQ, PD, MR and rings
  * at once (sdp_conn_renew()); not under a transfer that still uses them:
  * another thread's blocking send() or recv() asleep in one, a nonblocking
- * MSG_ZEROCOPY send or spliced pages still going (sdp_sock::zc_busy).  On
+ * MSG_ZEROCOPY send or spliced pages still going (sdp_conn::zc_busy).  On
  * a connection that is over they end as soon as their work requests
  * complete or are flushed, which sdp_work()'s disconnect does, and the
  * last one wakes us (sdp_zc_put()).  The caller looks at the socket's
@@ -375,14 +375,14 @@ int sdp_zc_quiesce(struct sock *sk, long timeo)
 	long left = SDP_ZC_QUIESCE_TIMEOUT;
 
 	sock_owned_by_me(sk);
-	while (READ_ONCE(ssk->zc_busy)) {
+	while (READ_ONCE(ssk->conn.zc_busy)) {
 		if (signal_pending(current))
 			return sock_intr_errno(timeo);
 		if (!left)
 			return -EALREADY;
 		release_sock(sk);
 		left = wait_event_interruptible_timeout(*sk_sleep(sk),
-							!READ_ONCE(ssk->zc_busy),
+							!READ_ONCE(ssk->conn.zc_busy),
 							left);
 		lock_sock(sk);
 		left = max(left, 0L);
@@ -393,12 +393,12 @@ int sdp_zc_quiesce(struct sock *sk, long timeo)
 /* Connection teardown, the QP destroyed: the MR goes with its PD. */
 void sdp_zc_conn_free(struct sdp_sock *ssk)
 {
-	/* sdp_work() waits for it: it holds sdp_sock::zc_busy. */
+	/* sdp_work() waits for it: it holds sdp_conn::zc_busy. */
 	WARN_ON_ONCE(ssk->zc_async || ssk->zc_gather || ssk->zc_spliced);
-	if (ssk->zc_tx.mr) {
-		ib_dereg_mr(ssk->zc_tx.mr);
-		ssk->zc_tx.mr = NULL;
+	if (ssk->conn.zc_tx.mr) {
+		ib_dereg_mr(ssk->conn.zc_tx.mr);
+		ssk->conn.zc_tx.mr = NULL;
 	}
-	ssk->zc_rx.buf = NULL;
-	ssk->zc_rx.compl = 0;
+	ssk->conn.zc_rx.buf = NULL;
+	ssk->conn.zc_rx.compl = 0;
 }

@@ -25,8 +25,8 @@
 #include "sdp_zc.h"
 
 /*
- * Our RDMA read of the peer's advertisement ssk->zc_rx.buf completed: report
- * it to the peer at once with RdmaRdCompl, before the reader even wakes,
+ * Our RDMA read of the peer's advertisement ssk->conn.zc_rx.buf completed:
+ * report it to the peer at once with RdmaRdCompl, before the reader even wakes,
  * so that the peer can reuse its buffer while we unpin ours.  A read
  * that reaches the end of the advertisement ends it (another SrcAvail
  * may come), and its RdmaRdCompl invalidates the peer's key if the peer
@@ -35,7 +35,7 @@
  */
 static void sdp_zc_rd_report(struct sdp_sock *ssk)
 {
-	struct sdp_buf *b = ssk->zc_rx.buf;
+	struct sdp_buf *b = ssk->conn.zc_rx.buf;
 	struct sdp_srcah *sa;
 
 	lockdep_assert_held(&ssk->lock);
@@ -43,13 +43,13 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 	if (WARN_ON_ONCE(!b))
 		return;
 	sa = b->data + sizeof(struct sdp_bsdh);
-	ssk->zc_rx.compl += ssk->zc_rx.rd_len;
-	if (b->off + ssk->zc_rx.rd_len == b->len) {
-		ssk->zc_rx.buf = NULL;
-		clear_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags);
-		if (test_bit(SDP_F_PEER_RINV, &ssk->flags)) {
-			ssk->zc_rx.inv = be32_to_cpu(sa->rkey);
-			set_bit(SDP_ZR_RX_INV, &ssk->zc_rx.flags);
+	ssk->conn.zc_rx.compl += ssk->conn.zc_rx.rd_len;
+	if (b->off + ssk->conn.zc_rx.rd_len == b->len) {
+		ssk->conn.zc_rx.buf = NULL;
+		clear_bit(SDP_ZR_RX_CANCEL, &ssk->conn.zc_rx.flags);
+		if (test_bit(SDP_P_RINV, &ssk->conn.peer)) {
+			ssk->conn.zc_rx.inv = be32_to_cpu(sa->rkey);
+			set_bit(SDP_ZR_RX_INV, &ssk->conn.zc_rx.flags);
 		}
 	}
 	sdp_tx_try_control(ssk);
@@ -59,12 +59,12 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 static void sdp_zc_rd_failed(struct sdp_sock *ssk, const struct ib_wc *wc)
 {
 	lockdep_assert_held(&ssk->lock);
-	set_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags);
+	set_bit(SDP_ZR_RD_ERR, &ssk->conn.zc_rx.flags);
 	if (wc->status == IB_WC_WR_FLUSH_ERR)
 		return;
-	if (!ssk->zc_rx.rd_err)
-		ssk->zc_rx.rd_err = sdp_wc_errno(wc->status);
-	if (!test_bit(SDP_F_ABORT, &ssk->flags))
+	if (!ssk->conn.zc_rx.rd_err)
+		ssk->conn.zc_rx.rd_err = sdp_wc_errno(wc->status);
+	if (!test_bit(SDP_C_ABORT, &ssk->conn.flags))
 		sdp_warn_peer(ssk, "RDMA read of its SrcAvail failed: %s; aborting\n",
 			      ib_wc_status_msg(wc->status));
 }
@@ -73,7 +73,7 @@ static void sdp_zc_rd_failed(struct sdp_sock *ssk, const struct ib_wc *wc)
  * One of the unsignalled work requests that rdma_rw_ctx_post() chained in
  * front of the last one of our RDMA read failed or was flushed (it has no
  * cqe of ours).  The read has failed; its last request, which carries
- * ssk->zc_rx.rd_cqe, completes (flushed) after it and wakes the reader.
+ * ssk->conn.zc_rx.rd_cqe, completes (flushed) after it and wakes the reader.
  */
 void sdp_zc_rd_chain_done(struct sdp_sock *ssk, struct ib_wc *wc)
 {
@@ -90,9 +90,9 @@ void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&ssk->lock);
 	if (wc->status != IB_WC_SUCCESS)
 		sdp_zc_rd_failed(ssk, wc);
-	else if (!test_bit(SDP_F_ABORT, &ssk->flags))
+	else if (!test_bit(SDP_C_ABORT, &ssk->conn.flags))
 		sdp_zc_rd_report(ssk);
-	set_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
+	set_bit(SDP_ZR_RD_DONE, &ssk->conn.zc_rx.flags);
 	sdp_zc_sq_progress(ssk);
 	spin_unlock(&ssk->lock);
 	sdp_zc_wake(ssk);
@@ -104,13 +104,13 @@ void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 {
-	struct sdp_buf *b = ssk->zc_rx.buf;
+	struct sdp_buf *b = ssk->conn.zc_rx.buf;
 
 	lockdep_assert_held(&ssk->lock);
-	ssk->zc_rx.buf = NULL;
-	clear_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags);
-	ssk->rx_bytes -= b->len - b->off;
-	set_bit(SDP_ZR_SENDSM_WANT, &ssk->zc_rx.flags);
+	ssk->conn.zc_rx.buf = NULL;
+	clear_bit(SDP_ZR_RX_CANCEL, &ssk->conn.zc_rx.flags);
+	ssk->conn.rx_bytes -= b->len - b->off;
+	set_bit(SDP_ZR_SENDSM_WANT, &ssk->conn.zc_rx.flags);
 	sdp_rx_consumed(ssk, b);
 	sdp_tx_try_control(ssk);
 }
@@ -119,7 +119,7 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
 {
 	spin_lock_bh(&ssk->lock);
-	if (ssk->zc_rx.buf == b)
+	if (ssk->conn.zc_rx.buf == b)
 		sdp_zc_rx_decline(ssk);
 	spin_unlock_bh(&ssk->lock);
 	return 0;
@@ -136,7 +136,7 @@ static void sdp_zc_rx_lost(struct sdp_sock *ssk)
 	struct sock *sk = &ssk->sk;
 
 	lockdep_assert_held(&ssk->lock);
-	set_bit(SDP_ZR_LOST, &ssk->zc_rx.flags);
+	set_bit(SDP_ZR_LOST, &ssk->conn.zc_rx.flags);
 	/* A reset after the DisConn said EPIPE; other errors stand. */
 	if (!sock_flag(sk, SOCK_DEAD) &&
 	    (!sk->sk_err || sk->sk_err == EPIPE))
@@ -147,7 +147,7 @@ static void sdp_zc_rx_lost(struct sdp_sock *ssk)
  * sdp_zc_recv() - read from the peer's advertisement into @msg
  * @sk: the socket, lock_sock() held
  * @msg: the reader's message; its iterator advances by what was read
- * @b: the queued SrcAvail, ssk->zc_rx.buf, first in the queue
+ * @b: the queued SrcAvail, ssk->conn.zc_rx.buf, first in the queue
  * @len: bytes the reader still wants
  * @flags: the recvmsg() flags
  *
@@ -174,25 +174,25 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	 * The connection is gone: the advertised bytes cannot be read any
 	 * more.  Drop them; the reader gets the error, then EOF.
 	 */
-	if (test_bit(SDP_F_ABORT, &ssk->flags) &&
-	    !test_bit(SDP_ZR_READING, &ssk->zc_rx.flags)) {
+	if (test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+	    !test_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags)) {
 		spin_lock_bh(&ssk->lock);
 		sdp_zc_rx_lost(ssk);
-		if (ssk->zc_rx.buf == b)
-			ssk->zc_rx.buf = NULL;
+		if (ssk->conn.zc_rx.buf == b)
+			ssk->conn.zc_rx.buf = NULL;
 		/* Still queued, unless sdp_rx_purge() came first. */
 		if (!list_empty(&b->node)) {
-			ssk->rx_bytes -= b->len - b->off;
+			ssk->conn.rx_bytes -= b->len - b->off;
 			list_del_init(&b->node);
 		}
 		spin_unlock_bh(&ssk->lock);
 		return 0;
 	}
 	/* Another reader's RDMA read of it is in flight: wait for that. */
-	if (test_bit(SDP_ZR_READING, &ssk->zc_rx.flags)) {
+	if (test_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags)) {
 		release_sock(sk);
 		wait_event_timeout(*sk_sleep(sk),
-				   !test_bit(SDP_ZR_READING, &ssk->zc_rx.flags), HZ);
+				   !test_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags), HZ);
 		lock_sock(sk);
 		return 0;
 	}
@@ -206,16 +206,16 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	 * time until our read is posted, so that is checked again then.
 	 */
 	spin_lock_bh(&ssk->lock);
-	if (ssk->zc_rx.buf != b) {
+	if (ssk->conn.zc_rx.buf != b) {
 		spin_unlock_bh(&ssk->lock);
 		return 0;	/* ended meanwhile: look at the queue again */
 	}
-	gen = ssk->zc_rx.gen;
+	gen = ssk->conn.zc_rx.gen;
 	rkey = be32_to_cpu(sa->rkey);
 	vaddr = be64_to_cpu(sa->vaddr) + b->off;
 	len = min3(len, seg, (size_t)(b->len - b->off));
 	/* As many pages as the send queue has reads for; the rest next. */
-	len = min_t(size_t, len, (size_t)ssk->zc_rx.rd_pages * PAGE_SIZE -
+	len = min_t(size_t, len, (size_t)ssk->conn.zc_rx.rd_pages * PAGE_SIZE -
 				 offset_in_page(base));
 	spin_unlock_bh(&ssk->lock);
 
@@ -225,7 +225,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		sdp_zc_count_fallback(ssk);
 		return sdp_zc_recv_decline(ssk, b);
 	}
-	ret = rdma_rw_ctx_init(&ctx, ssk->qp, port, zp.sgt.sgl,
+	ret = rdma_rw_ctx_init(&ctx, ssk->conn.qp, port, zp.sgt.sgl,
 			       zp.sgt.orig_nents, 0, vaddr, rkey,
 			       DMA_FROM_DEVICE);
 	if (ret < 0) {
@@ -234,32 +234,32 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	}
 
 	spin_lock_bh(&ssk->lock);
-	if (test_bit(SDP_F_ABORT, &ssk->flags)) {
+	if (test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		/*
 		 * Aborted while we pinned: look again, and the check above
 		 * drops the advertisement; the reader gets the abort's own
 		 * error (ETIMEDOUT for a peer that died), not ours.
 		 */
 		ret = -EAGAIN;
-	} else if (ssk->zc_rx.buf != b || ssk->zc_rx.gen != gen) {
+	} else if (ssk->conn.zc_rx.buf != b || ssk->conn.zc_rx.gen != gen) {
 		/* Cancelled (and declined) while we pinned: not ours any more. */
 		ret = -EAGAIN;
 	} else {
-		clear_bit(SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
-		clear_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags);
-		ssk->zc_rx.rd_err = 0;
-		ssk->zc_rx.rd_len = len;
-		ret = rdma_rw_ctx_post(&ctx, ssk->qp, port, &ssk->zc_rx.rd_cqe,
+		clear_bit(SDP_ZR_RD_DONE, &ssk->conn.zc_rx.flags);
+		clear_bit(SDP_ZR_RD_ERR, &ssk->conn.zc_rx.flags);
+		ssk->conn.zc_rx.rd_err = 0;
+		ssk->conn.zc_rx.rd_len = len;
+		ret = rdma_rw_ctx_post(&ctx, ssk->conn.qp, port, &ssk->conn.zc_rx.rd_cqe,
 				       NULL);
 		if (!ret) {
-			set_bit(SDP_ZR_READING, &ssk->zc_rx.flags);
-			ssk->zc_busy++;
+			set_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags);
+			ssk->conn.zc_busy++;
 		}
 	}
 	spin_unlock_bh(&ssk->lock);
 	if (!ret)
-		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->zc_rx.flags);
-	rdma_rw_ctx_destroy(&ctx, ssk->qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
+		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->conn.zc_rx.flags);
+	rdma_rw_ctx_destroy(&ctx, ssk->conn.qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
 			    DMA_FROM_DEVICE);
 	sdp_zc_unpin(&zp);
 	if (ret == -EAGAIN)
@@ -271,9 +271,9 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	}
 
 	spin_lock_bh(&ssk->lock);
-	clear_bit(SDP_ZR_READING, &ssk->zc_rx.flags);
-	if (test_bit(SDP_ZR_RD_ERR, &ssk->zc_rx.flags) &&
-	    !test_bit(SDP_F_ABORT, &ssk->flags)) {
+	clear_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags);
+	if (test_bit(SDP_ZR_RD_ERR, &ssk->conn.zc_rx.flags) &&
+	    !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		/*
 		 * The read itself failed: the peer stopped answering (its
 		 * retries ran out: ETIMEDOUT, as TCP says of a dead peer) or
@@ -281,19 +281,19 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		 * flushed by an abort (the peer's, or our wait's bound in
 		 * sdp_zc_wait_bit()) gives that abort's error, below.
 		 */
-		ret = ssk->zc_rx.rd_err ?: -ECONNRESET;
+		ret = ssk->conn.zc_rx.rd_err ?: -ECONNRESET;
 		__sdp_abort(ssk, ret == -ETIMEDOUT ? SDP_ABORT_REASON_TIMEOUT :
 				 SDP_ABORT_REASON_PROTO, ret);
-	} else if (!test_bit(SDP_F_ABORT, &ssk->flags)) {
+	} else if (!test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		/* sdp_zc_rd_report() has told the peer already. */
 		b->off += len;
-		ssk->rx_bytes -= len;
+		ssk->conn.rx_bytes -= len;
 		sdp_rx_urg_advance(ssk, len);
 		sdp_stat_rdma_read(ssk, len);
 		sdp_stat_zcopy_rx(ssk, len);
 		if (b->off == b->len)
 			sdp_rx_consumed(ssk, b);
-		else if (test_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags))
+		else if (test_bit(SDP_ZR_RX_CANCEL, &ssk->conn.zc_rx.flags))
 			sdp_zc_rx_decline(ssk);
 		sdp_tx_try_control(ssk);
 		ret = len;
@@ -330,12 +330,12 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		n = be32_to_cpu(sa->len);
-		if (!n || n > SDP_ZC_MAX_BYTES || ssk->zc_rx.buf ||
-		    test_bit(SDP_F_DISCONN_RCVD, &ssk->flags)) {
+		if (!n || n > SDP_ZC_MAX_BYTES || ssk->conn.zc_rx.buf ||
+		    test_bit(SDP_C_DISCONN_RCVD, &ssk->conn.flags)) {
 			sdp_warn_peer(ssk, "SrcAvail of %u bytes %s; aborting\n",
 				      n, !n ? "is empty" :
 				      n > SDP_ZC_MAX_BYTES ? "is too long" :
-				      ssk->zc_rx.buf ? "while one is outstanding" :
+				      ssk->conn.zc_rx.buf ? "while one is outstanding" :
 				      "after DisConn");
 			break;
 		}
@@ -347,10 +347,10 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 		b->mid = SDP_MID_SRCAVAIL;
 		b->len = n;
 		b->off = 0;
-		list_add_tail(&b->node, &ssk->rx_queue);
-		ssk->rx_bytes += n;
-		ssk->zc_rx.buf = b;
-		ssk->zc_rx.gen++;
+		list_add_tail(&b->node, &ssk->conn.rx_queue);
+		ssk->conn.rx_bytes += n;
+		ssk->conn.zc_rx.buf = b;
+		ssk->conn.zc_rx.gen++;
 		return true;
 	}
 	case SDP_MID_RDMA_RD_COMPL: {
@@ -362,26 +362,26 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		n = be32_to_cpu(rr->len);
-		if (!ssk->zc_tx.len || test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags) ||
-		    !n || n > ssk->zc_tx.len - ssk->zc_tx.acked) {
+		if (!ssk->conn.zc_tx.len || test_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags) ||
+		    !n || n > ssk->conn.zc_tx.len - ssk->conn.zc_tx.acked) {
 			sdp_warn_peer(ssk, "RdmaRdCompl for %u bytes, %u advertised; aborting\n",
-				      n, ssk->zc_tx.len - ssk->zc_tx.acked);
+				      n, ssk->conn.zc_tx.len - ssk->conn.zc_tx.acked);
 			break;
 		}
-		WRITE_ONCE(ssk->zc_tx.acked, ssk->zc_tx.acked + n);
-		if (ssk->zc_async && ssk->zc_tx.acked == ssk->zc_tx.len)
+		WRITE_ONCE(ssk->conn.zc_tx.acked, ssk->conn.zc_tx.acked + n);
+		if (ssk->zc_async && ssk->conn.zc_tx.acked == ssk->conn.zc_tx.len)
 			sdp_queue_work(ssk);
 		sdp_zc_wake(ssk);
 		return false;
 	}
 	case SDP_MID_SENDSM:
-		if (payload || !ssk->zc_tx.len ||
-		    test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags)) {
+		if (payload || !ssk->conn.zc_tx.len ||
+		    test_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags)) {
 			sdp_warn_peer(ssk, "SendSM %s; aborting\n", payload ?
 				      "with a payload" : "without a SrcAvail");
 			break;
 		}
-		set_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags);
+		set_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags);
 		if (ssk->zc_async)
 			sdp_queue_work(ssk);
 		sdp_zc_wake(ssk);
@@ -392,10 +392,10 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		/* None outstanding: it crossed our last RdmaRdCompl/SendSM. */
-		if (!ssk->zc_rx.buf)
+		if (!ssk->conn.zc_rx.buf)
 			return false;
-		if (test_bit(SDP_ZR_READING, &ssk->zc_rx.flags))
-			set_bit(SDP_ZR_RX_CANCEL, &ssk->zc_rx.flags);
+		if (test_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags))
+			set_bit(SDP_ZR_RX_CANCEL, &ssk->conn.zc_rx.flags);
 		else
 			sdp_zc_rx_decline(ssk);
 		return false;
@@ -425,14 +425,14 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 
 	lockdep_assert_held(&ssk->lock);
 	if (byte_len != sizeof(*h) + sizeof(*rr) ||
-	    h->mid != SDP_MID_RDMA_RD_COMPL || !ssk->zc_tx.len ||
-	    !ssk->zc_tx.mr || rkey != ssk->zc_tx.mr->rkey ||
-	    be32_to_cpu(rr->len) != ssk->zc_tx.len - ssk->zc_tx.acked) {
+	    h->mid != SDP_MID_RDMA_RD_COMPL || !ssk->conn.zc_tx.len ||
+	    !ssk->conn.zc_tx.mr || rkey != ssk->conn.zc_tx.mr->rkey ||
+	    be32_to_cpu(rr->len) != ssk->conn.zc_tx.len - ssk->conn.zc_tx.acked) {
 		sdp_warn_peer(ssk, "message %#x invalidated key %#x unexpectedly; aborting\n",
 			      h->mid, rkey);
 		return false;
 	}
-	set_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
+	set_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
 	SDP_SK_INC(ssk, RINV_RX);
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_RX);
 	return true;
@@ -447,29 +447,29 @@ bool sdp_zc_rx_inv(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len,
 void sdp_zc_tx_control(struct sdp_sock *ssk)
 {
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->zc_rx.compl) {
-		struct sdp_rrch rr = { .len = cpu_to_be32(ssk->zc_rx.compl) };
-		bool inv = test_bit(SDP_ZR_RX_INV, &ssk->zc_rx.flags);
+	if (ssk->conn.zc_rx.compl) {
+		struct sdp_rrch rr = { .len = cpu_to_be32(ssk->conn.zc_rx.compl) };
+		bool inv = test_bit(SDP_ZR_RX_INV, &ssk->conn.zc_rx.flags);
 
 		if (__sdp_post_ctrl(ssk, SDP_MID_RDMA_RD_COMPL, &rr, sizeof(rr),
-				    inv ? &ssk->zc_rx.inv : NULL))
+				    inv ? &ssk->conn.zc_rx.inv : NULL))
 			return;
-		ssk->zc_rx.compl = 0;
+		ssk->conn.zc_rx.compl = 0;
 		if (inv) {
-			clear_bit(SDP_ZR_RX_INV, &ssk->zc_rx.flags);
+			clear_bit(SDP_ZR_RX_INV, &ssk->conn.zc_rx.flags);
 			SDP_SK_INC(ssk, RINV_TX);
 			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ZCOPY_RINV_TX);
 		}
 	}
-	if (test_bit(SDP_ZR_SENDSM_WANT, &ssk->zc_rx.flags)) {
+	if (test_bit(SDP_ZR_SENDSM_WANT, &ssk->conn.zc_rx.flags)) {
 		if (__sdp_post_ctrl(ssk, SDP_MID_SENDSM, NULL, 0, NULL))
 			return;
-		clear_bit(SDP_ZR_SENDSM_WANT, &ssk->zc_rx.flags);
+		clear_bit(SDP_ZR_SENDSM_WANT, &ssk->conn.zc_rx.flags);
 	}
-	if (test_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags) &&
-	    !test_bit(SDP_ZT_CANCEL_SENT, &ssk->zc_tx.flags) &&
-	    ssk->tx_post == ssk->tx_head &&
+	if (test_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags) &&
+	    !test_bit(SDP_ZT_CANCEL_SENT, &ssk->conn.zc_tx.flags) &&
+	    ssk->conn.tx_post == ssk->conn.tx_head &&
 	    !__sdp_post_ctrl(ssk, SDP_MID_SRCAVAIL_CANCEL, NULL, 0, NULL)) {
-		set_bit(SDP_ZT_CANCEL_SENT, &ssk->zc_tx.flags);
+		set_bit(SDP_ZT_CANCEL_SENT, &ssk->conn.zc_tx.flags);
 	}
 }

@@ -70,14 +70,14 @@ bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo)
 
 static bool sdp_zc_tx_over(struct sdp_sock *ssk)
 {
-	return READ_ONCE(ssk->zc_tx.acked) == READ_ONCE(ssk->zc_tx.len) ||
-	       test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags) ||
-	       test_bit(SDP_F_ABORT, &ssk->flags);
+	return READ_ONCE(ssk->conn.zc_tx.acked) == READ_ONCE(ssk->conn.zc_tx.len) ||
+	       test_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags) ||
+	       test_bit(SDP_C_ABORT, &ssk->conn.flags);
 }
 
 static bool sdp_zc_tx_woken(struct sdp_sock *ssk, u32 seen)
 {
-	return sdp_zc_tx_over(ssk) || READ_ONCE(ssk->zc_tx.acked) != seen;
+	return sdp_zc_tx_over(ssk) || READ_ONCE(ssk->conn.zc_tx.acked) != seen;
 }
 
 /*
@@ -94,13 +94,13 @@ static bool sdp_zc_tx_cancel(struct sdp_sock *ssk)
 	 * Nothing is committed behind the SrcAvail while it is ours: one
 	 * sendmsg() at a time (tx_mutex), and this one waits here.
 	 */
-	if ((s32)(ssk->tx_post - ssk->zc_tx.slot) <= 0 &&
-	    ssk->zc_tx.slot + 1 == ssk->tx_head) {
-		ssk->tx_head--;
-		WRITE_ONCE(ssk->zc_tx.len, ssk->zc_tx.acked);
+	if ((s32)(ssk->conn.tx_post - ssk->conn.zc_tx.slot) <= 0 &&
+	    ssk->conn.zc_tx.slot + 1 == ssk->conn.tx_head) {
+		ssk->conn.tx_head--;
+		WRITE_ONCE(ssk->conn.zc_tx.len, ssk->conn.zc_tx.acked);
 		return true;
 	}
-	set_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
+	set_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
 	sdp_tx_try_control(ssk);
 	return false;
 }
@@ -130,7 +130,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
 
 	sock_owned_by_me(sk);
 	while (!sdp_zc_tx_over(ssk)) {
-		u32 acked = READ_ONCE(ssk->zc_tx.acked);
+		u32 acked = READ_ONCE(ssk->conn.zc_tx.acked);
 		unsigned long start = jiffies;
 		long left;
 
@@ -207,7 +207,7 @@ static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 		    !sk->sk_err && !(sk->sk_shutdown & SEND_SHUTDOWN)) {
 			err = 0;
 			sdp_tx_flush(ssk);
-			ok = ssk->tx_head - ssk->tx_tail < ssk->tx_count;
+			ok = ssk->conn.tx_head - ssk->conn.tx_tail < ssk->conn.tx_count;
 		}
 		spin_unlock_bh(&ssk->lock);
 		if (err)
@@ -232,7 +232,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	struct ib_reg_wr reg = {
 		.wr = {
 			.opcode = IB_WR_REG_MR,
-			.wr_cqe = &ssk->zc_tx.reg_cqe,
+			.wr_cqe = &ssk->conn.zc_tx.reg_cqe,
 		},
 		.mr = mr,
 		.key = mr->rkey,
@@ -249,15 +249,15 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	 */
 	if (!sdp_tx_usable(ssk) || ssk->sk.sk_err ||
 	    (ssk->sk.sk_shutdown & SEND_SHUTDOWN) ||
-	    test_bit(SDP_F_DISCONN_WANT, &ssk->flags))
+	    test_bit(SDP_C_DISCONN_WANT, &ssk->conn.flags))
 		return -EPIPE;
 	/* sdp_zc_wait_slot() gave it: nothing can commit past it since. */
 	if (WARN_ON_ONCE(!sdp_tx_slot_has_buf(ssk)))
 		return -EPIPE;
-	err = ib_post_send(ssk->qp, &reg.wr, NULL);
+	err = ib_post_send(ssk->conn.qp, &reg.wr, NULL);
 	if (err)
 		return err;
-	b = &ssk->tx_ring[ssk->tx_head % ssk->tx_count];
+	b = sdp_tx_slot(&ssk->conn, ssk->conn.tx_head);
 	sa = b->data + sizeof(struct sdp_bsdh);
 	sa->len = cpu_to_be32(len);
 	sa->rkey = cpu_to_be32(mr->rkey);
@@ -265,14 +265,14 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	b->mid = SDP_MID_SRCAVAIL;
 	b->len = sizeof(*sa);
 	b->off = 0;
-	ssk->zc_tx.slot = ssk->tx_head;
-	ssk->tx_head++;
-	ssk->zc_tx.len = len;
-	ssk->zc_tx.acked = 0;
-	clear_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags);
-	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
-	clear_bit(SDP_ZT_CANCEL_SENT, &ssk->zc_tx.flags);
-	clear_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
+	ssk->conn.zc_tx.slot = ssk->conn.tx_head;
+	ssk->conn.tx_head++;
+	ssk->conn.zc_tx.len = len;
+	ssk->conn.zc_tx.acked = 0;
+	clear_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags);
+	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
+	clear_bit(SDP_ZT_CANCEL_SENT, &ssk->conn.zc_tx.flags);
+	clear_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
 	SDP_SK_INC(ssk, SRCAVAIL_TX);
 	sdp_tx_try_control(ssk);
 	return 0;
@@ -294,15 +294,15 @@ static int sdp_zc_post_advert(struct sock *sk, struct ib_mr *mr, u32 len,
 
 	for (;;) {
 		spin_lock_bh(&ssk->lock);
-		if (!ssk->sdev->reg_acked || !sdp_tx_usable(ssk) ||
+		if (!ssk->conn.sdev->reg_acked || !sdp_tx_usable(ssk) ||
 		    (sk->sk_shutdown & SEND_SHUTDOWN) ||
 		    sdp_zc_sq_acked(ssk)) {
-			clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+			clear_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags);
 			err = sdp_zc_advertise(ssk, mr, len);
 			spin_unlock_bh(&ssk->lock);
 			break;
 		}
-		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		set_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags);
 		spin_unlock_bh(&ssk->lock);
 		if (!left || signal_pending(current)) {
 			err = -EBUSY;
@@ -310,7 +310,7 @@ static int sdp_zc_post_advert(struct sock *sk, struct ib_mr *mr, u32 len,
 		}
 		add_wait_queue(sk_sleep(sk), &wait);
 		sk_wait_event(sk, &left,
-			      !test_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags) ||
+			      !test_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags) ||
 			      READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN),
 			      &wait);
@@ -365,7 +365,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	 * sdp_zc_tx_wait() sleep without it.
 	 */
 	spin_lock_bh(&ssk->lock);
-	ssk->zc_busy++;
+	ssk->conn.zc_busy++;
 	spin_unlock_bh(&ssk->lock);
 	len = sdp_zc_send_len(ssk, seg);
 
@@ -388,13 +388,13 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	*err = sdp_zc_tx_wait(sk, timeo, &stalled);
 
 	spin_lock_bh(&ssk->lock);
-	acked = ssk->zc_tx.acked;
-	rinv = test_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
-	if (test_bit(SDP_ZT_SENDSM, &ssk->zc_tx.flags) || stalled)
+	acked = ssk->conn.zc_tx.acked;
+	rinv = test_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
+	if (test_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags) || stalled)
 		*fallback = true;
-	ssk->zc_tx.len = 0;
-	ssk->zc_tx.acked = 0;
-	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
+	ssk->conn.zc_tx.len = 0;
+	ssk->conn.zc_tx.acked = 0;
+	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
 	if (acked)
 		sdp_stat_zcopy_tx(ssk, acked);
 	if (acked < len)
@@ -503,8 +503,8 @@ static int sdp_zc_async_post(struct sdp_sock *ssk, struct sdp_zc_async *za,
 {
 	lockdep_assert_held(&ssk->lock);
 	za->stall = jiffies + SDP_ZC_STALL;
-	if (ssk->sdev->reg_acked && !sdp_zc_sq_acked(ssk)) {
-		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+	if (ssk->conn.sdev->reg_acked && !sdp_zc_sq_acked(ssk)) {
+		set_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags);
 		za->phase = SDP_ZA_REG;
 		za->unsent = za->len;
 		return 0;
@@ -569,7 +569,7 @@ size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 	err = sdp_zc_async_post(ssk, za, mr);
 	if (!err) {
 		WRITE_ONCE(ssk->zc_async, za);
-		ssk->zc_busy++;
+		ssk->conn.zc_busy++;
 	}
 	spin_unlock_bh(&ssk->lock);
 	if (err)
@@ -684,7 +684,7 @@ static u32 sdp_zc_splice_pages(const struct iov_iter *from,
  */
 static u32 sdp_zc_splice_limit(const struct sdp_sock *ssk)
 {
-	return READ_ONCE(ssk->tx_count) * SDP_BUF_SIZE;
+	return READ_ONCE(ssk->conn.tx_count) * SDP_BUF_SIZE;
 }
 
 /* Is there room for a page more of spliced bytes?  lock_sock() or @lock. */
@@ -776,7 +776,7 @@ size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more)
 		}
 		spin_lock_bh(&ssk->lock);
 		ssk->zc_gather = za;
-		ssk->zc_busy++;		/* its pages go before the QP */
+		ssk->conn.zc_busy++;		/* its pages go before the QP */
 		spin_unlock_bh(&ssk->lock);
 		sdp_queue_work_within(ssk, SDP_ZC_GATHER_IDLE + 1);
 	}
@@ -889,13 +889,13 @@ static bool sdp_zc_async_reg(struct sdp_sock *ssk, struct sdp_zc_async *za,
 	spin_lock_bh(&ssk->lock);
 	if (!sdp_zc_sq_acked(ssk) && sdp_tx_usable(ssk) &&
 	    time_before(jiffies, za->stall)) {
-		set_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		set_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags);
 		*next = za->stall;
 		over = false;
 	} else {
-		clear_bit(SDP_ZT_SQ_WAIT, &ssk->zc_tx.flags);
+		clear_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags);
 		if (slot && sdp_zc_sq_acked(ssk) &&
-		    !sdp_zc_advertise(ssk, ssk->zc_tx.mr, za->len)) {
+		    !sdp_zc_advertise(ssk, ssk->conn.zc_tx.mr, za->len)) {
 			za->phase = SDP_ZA_ADVERT;
 			za->unsent = 0;
 			za->stall = jiffies + SDP_ZC_STALL;
@@ -924,8 +924,8 @@ static bool sdp_zc_async_over(struct sdp_sock *ssk, struct sdp_zc_async *za,
 	spin_lock_bh(&ssk->lock);
 	over = sdp_zc_tx_over(ssk);
 	if (!over && !za->cancelled) {
-		if (ssk->zc_tx.acked != za->seen) {
-			za->seen = ssk->zc_tx.acked;
+		if (ssk->conn.zc_tx.acked != za->seen) {
+			za->seen = ssk->conn.zc_tx.acked;
 			za->stall = jiffies + SDP_ZC_STALL;
 		}
 		if (time_after_eq(jiffies, za->stall) ||
@@ -963,11 +963,11 @@ static bool sdp_zc_async_advert_end(struct sdp_sock *ssk,
 	int err;
 
 	spin_lock_bh(&ssk->lock);
-	za->acked = ssk->zc_tx.acked;
-	rinv = test_bit(SDP_ZT_RINV, &ssk->zc_tx.flags);
-	ssk->zc_tx.len = 0;
-	ssk->zc_tx.acked = 0;
-	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->zc_tx.flags);
+	za->acked = ssk->conn.zc_tx.acked;
+	rinv = test_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
+	ssk->conn.zc_tx.len = 0;
+	ssk->conn.zc_tx.acked = 0;
+	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
 	if (za->acked)
 		sdp_stat_zcopy_tx(ssk, za->acked);
 	if (za->acked < za->len)
@@ -1013,7 +1013,7 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 	iov_iter_advance(&from, done);
 	for (;;) {
 		spin_lock_bh(&ssk->lock);
-		if (sk->sk_err || test_bit(SDP_F_ABORT, &ssk->flags) ||
+		if (sk->sk_err || test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
 		    !sdp_tx_usable(ssk)) {
 			spin_unlock_bh(&ssk->lock);
 			return true;
@@ -1025,14 +1025,14 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 		spin_lock_bh(&ssk->lock);
 		if (!n) {
 			/* Room that comes from now on queues us. */
-			set_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+			set_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags);
 			n = sdp_tx_room(ssk);
 			spin_unlock_bh(&ssk->lock);
 			if (!n)
 				return false;
 			continue;
 		}
-		clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+		clear_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags);
 		WRITE_ONCE(za->unsent, za->unsent - n);
 		if (!za->unsent) {
 			sdp_tx_flush(ssk);
@@ -1068,7 +1068,7 @@ static void sdp_zc_async_end(struct sdp_sock *ssk, struct sdp_zc_async *za)
 	WRITE_ONCE(ssk->zc_async, NULL);
 	if (za->spliced)
 		ssk->zc_spliced -= za->len;
-	clear_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags);
+	clear_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags);
 	/* A DisConn may wait for it. */
 	sdp_tx_try_control(ssk);
 	spin_unlock_bh(&ssk->lock);
@@ -1104,7 +1104,7 @@ unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 		/* Pages no longer coming, or no connection to send them. */
 		if (time_before(jiffies, za->gather_by) &&
 		    !READ_ONCE(ssk->sk.sk_err) &&
-		    !test_bit(SDP_F_ABORT, &ssk->flags))
+		    !test_bit(SDP_C_ABORT, &ssk->conn.flags))
 			next = max_t(long, 1, za->gather_by - jiffies);
 		else
 			sdp_zc_gather_seal(ssk);
@@ -1128,7 +1128,7 @@ unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 		za->phase = SDP_ZA_FILL;
 		break;
 	case SDP_ZA_INV:
-		if (!test_bit(SDP_ZT_INV_DONE, &ssk->zc_tx.flags)) {
+		if (!test_bit(SDP_ZT_INV_DONE, &ssk->conn.zc_tx.flags)) {
 			if (time_before(jiffies, za->answer_by))
 				return max_t(long, 1, za->answer_by - jiffies);
 			net_warn_ratelimited("zero-copy work request not completed in %us; aborting\n",
@@ -1145,7 +1145,7 @@ unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 	}
 	/* Without a buffer or the bio_vecs, try again a little later. */
 	if (!sdp_zc_async_fill(ssk, za))
-		return test_bit(SDP_ZT_ASYNC_FILL, &ssk->zc_tx.flags) ? 0 :
+		return test_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags) ? 0 :
 		       HZ / 10;
 	sdp_zc_async_end(ssk, za);
 	/* Spliced pages gathered meanwhile go next. */
