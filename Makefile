@@ -64,8 +64,18 @@ KDIR := $(shell scripts/find-kdir --kernel $(KERNEL))
 endif
 endif
 
+# The release, from one place: the file VERSION (MODULE_VERSION through
+# Kbuild, dkms.conf's #MODULE_VERSION# when packaged, sdpstat --version).
+SDP_VERSION := $(strip $(file <VERSION))
+
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
 	-Iinclude/uapi -Itests/lib -Itools
+# What an admin installs (sdpstat, libsdp, sdp_run) is built with the
+# caller's CFLAGS, CPPFLAGS and LDFLAGS (a distribution's hardening flags);
+# warnings are errors only with WERROR=1, as make check builds them.
+CFLAGS ?= -O2 -g
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) \
+	-std=gnu11 -D_GNU_SOURCE -DSDP_RELEASE='"$(SDP_VERSION)"'
 # The sock_diag dump and parser: sdpstat's, and the tests' (TEST_LIB).
 DIAG_PARSE := tools/sdp_diag_parse.c
 # tests/lib/peer.c, the user-space SDP peer, needs verbs: only the suites
@@ -88,18 +98,25 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 .PHONY: all module tests examples tools bench-tools libsdp \
 	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm bench-scale bench-scale-vm \
-	lint checkpatch dkms-test deps clean install install-files uninstall
+	lint checkpatch dkms-test deps clean install install-files uninstall \
+	install-module install-headers dkms-src test-progs dist rpm debs check-packages
 
-all: module tests examples tools bench-tools libsdp
+# What an admin needs: the module, sdpstat, libsdp and sdp_run (no test
+# dependencies).  The test programs are TEST_PROGS (make test-progs).
+all: module tools libsdp
+
+TEST_PROGS := tests examples bench-tools
+test-progs: $(TEST_PROGS)
 
 tools: tools/bin/sdpstat
 
 tools/bin/%: tools/%.c $(wildcard include/uapi/linux/*.h)
 	@mkdir -p tools/bin
-	$(CC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(USER_CFLAGS) -Iinclude/uapi -Itools $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 tools/bin/sdpstat: $(DIAG_PARSE) tools/sdp_diag_parse.h tools/sdp_names.h
 tools/bin/sdpstat: LDLIBS += $(DIAG_PARSE)
+tools/bin/sdpstat: VERSION
 
 examples: examples/bin/sdp_hello examples/bin/sdp_fallback
 
@@ -155,8 +172,7 @@ unit: tests/bin/unit
 # man/); the rules parser is shared with sdp_run and tests/sdprules.c.
 # make install installs them with the rest.
 PREFIX ?= /usr/local
-LIBSDP_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
-	-Iinclude/uapi -Ilibsdp -Itools
+LIBSDP_CFLAGS = $(USER_CFLAGS) -Iinclude/uapi -Ilibsdp -Itools
 LIBSDP_DEPS := libsdp/rules.c libsdp/rules.h include/uapi/linux/sdp.h \
 	tools/sdp_names.h
 
@@ -169,11 +185,16 @@ LIBSDP_SRCS := libsdp/libsdp.c libsdp/table.c libsdp/options.c \
 
 libsdp/libsdp.so: $(LIBSDP_SRCS) libsdp/libsdp_int.h $(LIBSDP_DEPS)
 	$(CC) $(LIBSDP_CFLAGS) -fPIC -fvisibility=hidden -shared \
-		-Wl,-z,defs -Wl,-soname,libsdp.so -o $@ $(LIBSDP_SRCS) \
+		$(LDFLAGS) -Wl,-z,defs -Wl,-soname,libsdp.so -o $@ $(LIBSDP_SRCS) \
 		libsdp/rules.c -ldl -lpthread
 
+# sdp_run looks for libsdp.so beside itself, then relative to itself
+# (../lib/<multiarch>, ../lib64, ../lib: wherever PREFIX put both), then
+# in LIBDIR as it was when sdp_run was built.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 libsdp/sdp_run: libsdp/sdp_run.c $(LIBSDP_DEPS)
-	$(CC) $(LIBSDP_CFLAGS) -DLIBSDP_LIBDIR='"$(PREFIX)/lib"' -o $@ \
+	$(CC) $(LIBSDP_CFLAGS) -DLIBSDP_LIBDIR='"$(LIBDIR)"' \
+		-DLIBSDP_MULTIARCH='"$(MULTIARCH)"' $(LDFLAGS) -o $@ \
 		libsdp/sdp_run.c libsdp/rules.c
 
 tests/bin/sdprules: $(LIBSDP_DEPS)
@@ -210,7 +231,7 @@ endif
 check-kernels:
 	scripts/check-kernels $(MAKE) $$(scripts/find-kdir --all)
 
-check-vm: unit lint all
+check-vm: unit lint all test-progs
 	tests/vm/run --kernel-dir $(KDIR) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
 
 # Two guests on a virtual wire (tests/vm/wire): the suite of tests/wire.c
@@ -221,7 +242,7 @@ check-wire: deps
 # Each guest of check-wire, and the suite in it, is bounded by
 # WIRE_TIMEOUT seconds.
 WIRE_TIMEOUT := 2400
-check-wire-vm: all
+check-wire-vm: all test-progs
 	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
 		env $(SUITE_ENV) SDP_TEST_TIMEOUT=600 SUITE_TIMEOUT=$(WIRE_TIMEOUT) \
 		tests/run-suites tests/bin/wire
@@ -234,7 +255,7 @@ STRESS_SECONDS ?= 300
 stress: deps
 	$(MAKE) stress-vm
 
-stress-vm: all
+stress-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) \
 		SDP_STRESS_SECONDS=$(STRESS_SECONDS) SDP_FUZZ_SECONDS=$(STRESS_SECONDS) \
 		$(if $(SDP_STRESS_SEED),SDP_STRESS_SEED=$(SDP_STRESS_SEED)) \
@@ -244,14 +265,14 @@ stress-vm: all
 demo: deps
 	$(MAKE) demo-vm
 
-demo-vm: all
+demo-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/demo
 
 # A benchmark, not a test: prints a table (scripts/bench).
 bench: deps
 	$(MAKE) bench-vm
 
-bench-vm: all
+bench-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
 
 # Many connections: idle memory, connection rate, 64 streams
@@ -259,36 +280,49 @@ bench-vm: all
 bench-scale: deps
 	$(MAKE) bench-scale-vm
 
-bench-scale-vm: all
+bench-scale-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-scale
 
 # SDP vs TCP between the two guests of check-wire (scripts/bench-wire).
 bench-wire: deps
 	$(MAKE) bench-wire-vm
 
-bench-wire-vm: all
+bench-wire-vm: all test-progs
 	tests/vm/wire --kernel-dir $(KDIR) -- scripts/bench-wire
 
 # The verbs-relative targets as back-to-back pairs (scripts/bench-pairs).
 bench-pairs: deps
 	$(MAKE) bench-pairs-vm
 
-bench-pairs-vm: all
+bench-pairs-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-pairs
 
 # Latency distributions and the socket-call floor (scripts/bench-latency).
 bench-latency: deps
 	$(MAKE) bench-latency-vm
 
-bench-latency-vm: all
+bench-latency-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-latency
 
-# Installation.  The module goes where depmod looks for out-of-tree
-# modules of the kernel it was built for (KDIR's release); with DESTDIR
-# depmod is left to whoever installs the staged tree.  The preload library
-# and sdp_run are installed when they have been built (libsdp/), with the
-# example rules as /etc/libsdp.conf unless that file exists; uninstall
-# removes it only if it is still the example.
+# Installation.
+#   install         install-module + install-files (+ depmod)
+#   install-module  sdp.ko through kbuild's modules_install, into
+#                   /lib/modules/<release>/extra (INSTALL_MOD_DIR): so
+#                   compression (CONFIG_MODULE_COMPRESS_*) and, on a kernel
+#                   built with CONFIG_MODULE_SIG_ALL, signing work as for
+#                   every module; DESTDIR becomes INSTALL_MOD_PATH.  With
+#                   SIGN_KEY=key.pem SIGN_CERT=cert.der (a MOK, INSTALL.md)
+#                   the installed sdp.ko is signed with them (the kernel's
+#                   scripts/sign-file).
+#   install-files   user space only, no sdp.ko (beside a DKMS-built one):
+#                   sdpstat, libsdp.so, sdp_run, the uapi headers, man
+#                   pages, /etc/libsdp.conf and /etc/sysctl.d/60-sdp.conf
+#                   (unless they exist), the udev rule, the docs
+#   install-headers the uapi headers alone (the sdp-dev package)
+#   dkms-src        the module's source as DKMS wants it, in
+#                   /usr/src/sdp-<version> (then: dkms install sdp/<version>)
+# DESTDIR, PREFIX (default /usr/local), LIBDIR, UDEVDIR, SYSCONFDIR are
+# honoured; with DESTDIR, depmod is left to whoever installs the staged tree.
 KREL = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
 	$(KDIR)/include/generated/utsrelease.h)
 MODDIR = /lib/modules/$(KREL)/extra
