@@ -332,24 +332,46 @@ LIBDIR = $(PREFIX)/lib
 INCDIR = $(PREFIX)/include
 MANDIR = $(PREFIX)/share/man
 DOCDIR = $(PREFIX)/share/doc/sdp
+SYSCONFDIR = /etc
+# udev's own directory for PREFIX=/usr (/lib/udev on Debian 12), else
+# PREFIX's (udev reads /usr/local/lib/udev/rules.d too).
+UDEVDIR = $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=udevdir udev 2>/dev/null),/lib/udev),$(PREFIX)/lib/udev)
 UAPI_HEADERS := $(wildcard include/uapi/linux/*.h)
 MANPAGES := $(wildcard man/*.[1-8])
 PRELOAD_LIBS = $(wildcard libsdp/libsdp.so libsdp/libsdp.so.*)
 PRELOAD_BINS = $(wildcard libsdp/sdp_run tools/sdp_run)
 DOCS := Documentation/networking/sdp.rst etc/modprobe.d/sdp.conf
+# What DKMS builds from: Kbuild and its sources, nothing else.
+DKMS_FILES = Kbuild VERSION dkms.conf scripts/dkms-check scripts/ofed-dir \
+	$(wildcard src/*.c src/*.h) $(wildcard include/uapi/linux/*.h include/*/*.h)
+DKMS_DIR = /usr/src/sdp-$(SDP_VERSION)
 
 install: module tools libsdp
-	$(MAKE) install-files
+	$(MAKE) install-module install-files
 
-install-files:
+install-module:
 	@test -f sdp.ko || { echo "install: build first (make)" >&2; exit 1; }
-	install -D -m 644 sdp.ko $(DESTDIR)$(MODDIR)/sdp.ko
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install INSTALL_MOD_DIR=extra \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR) DEPMOD=true)
+	@if [ -n "$(SIGN_KEY)" ]; then \
+		ko=$$(ls $(DESTDIR)$(MODDIR)/sdp.ko* | head -n 1); \
+		case $$ko in *.ko) ;; *) echo "install: $$ko is compressed; sign before compressing" >&2; exit 1 ;; esac; \
+		echo "  SIGN    $$ko"; \
+		$(KDIR)/scripts/sign-file sha256 "$(SIGN_KEY)" "$(SIGN_CERT)" "$$ko" || exit 1; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi; \
+	fi
+	@if [ -n "$(DESTDIR)" ]; then echo "install: DESTDIR set, depmod $(KREL) left to the target system"; fi
+
+install-headers:
 	for h in $(UAPI_HEADERS); do \
 		install -D -m 644 $$h $(DESTDIR)$(INCDIR)/linux/$${h##*/} || exit 1; \
 	done
+
+install-files: install-headers
+	@test -f tools/bin/sdpstat || { echo "install: build first (make)" >&2; exit 1; }
 	install -D -m 755 tools/bin/sdpstat $(DESTDIR)$(SBINDIR)/sdpstat
 	for f in $(PRELOAD_LIBS); do \
-		install -D -m 755 $$f $(DESTDIR)$(LIBDIR)/$${f##*/} || exit 1; \
+		install -D -m 644 $$f $(DESTDIR)$(LIBDIR)/$${f##*/} || exit 1; \
 	done
 	for f in $(PRELOAD_BINS); do \
 		install -D -m 755 $$f $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
@@ -357,15 +379,61 @@ install-files:
 	for m in $(MANPAGES); do \
 		install -D -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
 	done
+	install -D -m 644 etc/udev/60-sdp.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-sdp.rules
 	install -D -m 644 Documentation/networking/sdp.rst $(DESTDIR)$(DOCDIR)/sdp.rst
 	install -D -m 644 etc/modprobe.d/sdp.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
-	if [ -n "$(PRELOAD_LIBS)" ] && [ ! -e $(DESTDIR)/etc/libsdp.conf ]; then \
-		install -D -m 644 libsdp/libsdp.conf $(DESTDIR)/etc/libsdp.conf; fi
-	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); \
-	else echo "install: DESTDIR set, depmod $(KREL) left to the target system"; fi
+	install -d $(DESTDIR)$(DOCDIR)/examples/systemd
+	sed 's|@LIBDIR@|$(LIBDIR)|' etc/systemd/sdp-service.conf \
+		> $(DESTDIR)$(DOCDIR)/examples/systemd/sdp-service.conf
+	if [ ! -e $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf ]; then \
+		install -D -m 644 etc/sysctl.d/60-sdp.conf $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf; fi
+	if [ -n "$(PRELOAD_LIBS)" ] && [ ! -e $(DESTDIR)$(SYSCONFDIR)/libsdp.conf ]; then \
+		install -D -m 644 libsdp/libsdp.conf $(DESTDIR)$(SYSCONFDIR)/libsdp.conf; fi
+
+dkms-src:
+	for f in $(DKMS_FILES); do \
+		install -D -m 644 $$f $(DESTDIR)$(DKMS_DIR)/$$f || exit 1; \
+	done
+	chmod 755 $(DESTDIR)$(DKMS_DIR)/scripts/*
+	sed -i 's/#MODULE_VERSION#/$(SDP_VERSION)/' $(DESTDIR)$(DKMS_DIR)/dkms.conf
+
+# Release tarball: the files git tracks (as in the work tree), under
+# sdp-<version>/, with sdp.spec made from sdp.spec.in; the .debs and the
+# RPMs start from it (make debs, make rpm; scripts/check-packages).
+DIST := sdp-$(SDP_VERSION)
+DIST_TAR := dist/$(DIST).tar.gz
+
+dist:
+	@git rev-parse --git-dir >/dev/null 2>&1 || { echo "dist: needs the git tree" >&2; exit 1; }
+	rm -rf dist/$(DIST) $(DIST_TAR)
+	mkdir -p dist/$(DIST)
+	git ls-files -z | xargs -0 cp -a --parents -t dist/$(DIST)
+	sed 's/@VERSION@/$(SDP_VERSION)/' sdp.spec.in > dist/$(DIST)/sdp.spec
+	tar -C dist --sort=name --owner=0 --group=0 --numeric-owner \
+		--mtime=@$$(git log -1 --format=%ct) -czf $(DIST_TAR) $(DIST)
+	rm -rf dist/$(DIST)
+	@echo "dist: $(DIST_TAR)"
+
+# The .debs (source and binary, unsigned) from the tarball, in dist/deb.
+debs: dist
+	rm -rf dist/deb && mkdir -p dist/deb
+	cp $(DIST_TAR) dist/deb/sdp_$(SDP_VERSION).orig.tar.gz
+	tar -C dist/deb -xzf $(DIST_TAR)
+	cd dist/deb/$(DIST) && dpkg-buildpackage -us -uc
+	@ls dist/deb/*.deb
+
+# The RPMs, in dist/rpm.  Debian's rpm has no database of the build
+# dependencies (gcc, make): --nodeps there.
+RPMBUILD_FLAGS := $(if $(wildcard /etc/debian_version),--nodeps --define 'debug_package %{nil}')
+rpm: dist
+	rm -rf dist/rpm && mkdir -p dist/rpm/SOURCES
+	cp $(DIST_TAR) dist/rpm/SOURCES/
+	tar -xzOf $(DIST_TAR) $(DIST)/sdp.spec > dist/rpm/sdp.spec
+	rpmbuild -ba $(RPMBUILD_FLAGS) --define "_topdir $(CURDIR)/dist/rpm" dist/rpm/sdp.spec
+	@find dist/rpm/RPMS dist/rpm/SRPMS -name '*.rpm'
 
 uninstall:
-	rm -f $(DESTDIR)$(MODDIR)/sdp.ko
+	rm -f $(DESTDIR)$(MODDIR)/sdp.ko $(DESTDIR)$(MODDIR)/sdp.ko.*
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/linux/,$(notdir $(UAPI_HEADERS)))
 	rm -f $(DESTDIR)$(SBINDIR)/sdpstat
 	rm -f $(DESTDIR)$(LIBDIR)/libsdp.so $(DESTDIR)$(LIBDIR)/libsdp.so.*
@@ -373,14 +441,18 @@ uninstall:
 	for m in $(MANPAGES) $(wildcard man/libsdp*); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
 	done
-	rm -f $(DESTDIR)$(DOCDIR)/sdp.rst $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
-	if cmp -s libsdp/libsdp.conf $(DESTDIR)/etc/libsdp.conf; then \
-		rm -f $(DESTDIR)/etc/libsdp.conf; fi
-	-rmdir $(DESTDIR)$(DOCDIR)/examples/modprobe.d $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODDIR) 2>/dev/null
+	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-sdp.rules
+	rm -f $(DESTDIR)$(DOCDIR)/sdp.rst $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf \
+		$(DESTDIR)$(DOCDIR)/examples/systemd/sdp-service.conf
+	if cmp -s libsdp/libsdp.conf $(DESTDIR)$(SYSCONFDIR)/libsdp.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/libsdp.conf; fi
+	if cmp -s etc/sysctl.d/60-sdp.conf $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf; fi
+	-rmdir $(DESTDIR)$(DOCDIR)/examples/modprobe.d $(DESTDIR)$(DOCDIR)/examples/systemd \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf tests/bin examples/bin tools/bin bench/bin libsdp/libsdp.so \
-		libsdp/sdp_run
+		libsdp/sdp_run dist
