@@ -3,10 +3,13 @@
 # SDP for Linux -- top-level Makefile.  The module itself is described in
 # Kbuild; this file drives kbuild, the tests and the test guest.
 #
-#   make               build sdp.ko (against KDIR) and the test programs
+#   make               build what an admin needs: sdp.ko (against KDIR),
+#                      sdpstat, libsdp.so, sdp_run (make test-progs: the
+#                      test programs)
 #   make check         install what is missing, run the unit tests on the
 #                      host, lint, run every suite in a QEMU guest with
-#                      Soft-RoCE, on Debian 12's 6.1 and on 6.12
+#                      Soft-RoCE, on Debian 12's 6.1 and on 6.12, then
+#                      make check-packages
 #                      (KERNEL=6.1, KERNEL=6.12 or KDIR=...: that kernel
 #                      only; KERNEL=debug: on a debug kernel with KASAN,
 #                      lockdep, kmemleak, UBSAN)
@@ -35,9 +38,16 @@
 #   make checkpatch    checkpatch.pl --strict over the sources
 #   make dkms-test     dkms add/build/install for each tested kernel, check
 #                      the vermagic, remove again (root)
-#   make install       install the module (+ depmod), the uapi headers,
-#                      sdpstat, the preload library, the man pages;
-#                      DESTDIR and PREFIX (default /usr/local) honoured
+#   make check-packages  build the .debs and RPMs, install the .debs here
+#                      (DKMS for each kernel), a guest on them, purge
+#                      (root; part of make check; scripts/check-packages)
+#   make dist          the release tarball (dist/sdp-VERSION.tar.gz);
+#                      make debs, make rpm: the packages from it
+#   make install       install the module (modules_install + depmod), the
+#                      uapi headers, sdpstat, the preload library, sdp_run,
+#                      the man pages, the udev rule, the sysctl.d example;
+#                      DESTDIR and PREFIX (default /usr/local) honoured;
+#                      install-files: the same without sdp.ko (INSTALL.md)
 #   make uninstall     remove what make install installed
 
 # KERNEL: debian (Debian's default kernel; make check: 6.1 and 6.12),
@@ -99,7 +109,8 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm bench-scale bench-scale-vm \
 	lint checkpatch dkms-test deps clean install install-files uninstall \
-	install-module install-headers dkms-src test-progs dist rpm debs check-packages
+	install-module install-headers dkms-src test-progs dist rpm debs check-packages \
+	check-packages-run
 
 # What an admin needs: the module, sdpstat, libsdp and sdp_run (no test
 # dependencies).  The test programs are TEST_PROGS (make test-progs).
@@ -220,13 +231,28 @@ checkpatch:
 # turn (Debian 12's 6.1, then 6.12); all are run, and check fails if any
 # one failed.  Before that, scripts/dkms-test builds and installs the
 # module through Debian's dkms for each of them (and removes it again).
+#
+# Then scripts/check-packages: the .debs built, lintian, the RPMs, the
+# .debs installed on this machine (DKMS for each kernel), a guest on them,
+# and apt-get purge leaving nothing (INSTALL.md, "What make check changes").
+# It runs even when a kernel failed; check fails if either did.  The
+# project's own checks build user space with WERROR=1.
 check: deps
 ifeq ($(KERNEL)$(KDIR_ORIGIN),debianundefined)
 	scripts/dkms-test
-	$(MAKE) check-kernels
+	$(MAKE) check-kernels WERROR=1; k=$$?; \
+		$(MAKE) check-packages-run; p=$$?; \
+		exit $$((k || p))
 else
-	$(MAKE) check-vm
+	$(MAKE) check-vm WERROR=1
 endif
+
+# The packages alone (root): scripts/check-packages.
+check-packages: deps
+	$(MAKE) check-packages-run
+
+check-packages-run:
+	scripts/check-packages
 
 check-kernels:
 	scripts/check-kernels $(MAKE) $$(scripts/find-kdir --all)
