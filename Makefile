@@ -109,7 +109,7 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm bench-scale bench-scale-vm \
 	lint checkpatch dkms-test deps clean install install-files uninstall \
-	install-module install-headers dkms-src test-progs dist rpm debs check-packages \
+	install-module install-headers dkms-src test-progs dist rpm deb debs check-packages \
 	check-packages-run
 
 # What an admin needs: the module, sdpstat, libsdp and sdp_run (no test
@@ -440,7 +440,9 @@ dist:
 	rm -rf dist/$(DIST)
 	@echo "dist: $(DIST_TAR)"
 
-# The .debs (source and binary, unsigned) from the tarball, in dist/deb.
+# The .debs (source and binary, unsigned) from the tarball, in dist/deb
+# (make deb is the same).
+deb: debs
 debs: dist
 	rm -rf dist/deb && mkdir -p dist/deb
 	cp $(DIST_TAR) dist/deb/sdp_$(SDP_VERSION).orig.tar.gz
