@@ -3,10 +3,13 @@
 # SDP for Linux -- top-level Makefile.  The module itself is described in
 # Kbuild; this file drives kbuild, the tests and the test guest.
 #
-#   make               build sdp.ko (against KDIR) and the test programs
+#   make               build what an admin needs: sdp.ko (against KDIR),
+#                      sdpstat, libsdp.so, sdp_run (make test-progs: the
+#                      test programs)
 #   make check         install what is missing, run the unit tests on the
 #                      host, lint, run every suite in a QEMU guest with
-#                      Soft-RoCE, on Debian 12's 6.1 and on 6.12
+#                      Soft-RoCE, on Debian 12's 6.1 and on 6.12, then
+#                      make check-packages
 #                      (KERNEL=6.1, KERNEL=6.12 or KDIR=...: that kernel
 #                      only; KERNEL=debug: on a debug kernel with KASAN,
 #                      lockdep, kmemleak, UBSAN)
@@ -35,9 +38,16 @@
 #   make checkpatch    checkpatch.pl --strict over the sources
 #   make dkms-test     dkms add/build/install for each tested kernel, check
 #                      the vermagic, remove again (root)
-#   make install       install the module (+ depmod), the uapi headers,
-#                      sdpstat, the preload library, the man pages;
-#                      DESTDIR and PREFIX (default /usr/local) honoured
+#   make check-packages  build the .debs and RPMs, install the .debs here
+#                      (DKMS for each kernel), a guest on them, purge
+#                      (root; part of make check; scripts/check-packages)
+#   make dist          the release tarball (dist/sdp-VERSION.tar.gz);
+#                      make debs, make rpm: the packages from it
+#   make install       install the module (modules_install + depmod), the
+#                      uapi headers, sdpstat, the preload library, sdp_run,
+#                      the man pages, the udev rule, the sysctl.d example;
+#                      DESTDIR and PREFIX (default /usr/local) honoured;
+#                      install-files: the same without sdp.ko (INSTALL.md)
 #   make uninstall     remove what make install installed
 
 # KERNEL: debian (Debian's default kernel; make check: 6.1 and 6.12),
@@ -64,8 +74,18 @@ KDIR := $(shell scripts/find-kdir --kernel $(KERNEL))
 endif
 endif
 
+# The release, from one place: the file VERSION (MODULE_VERSION through
+# Kbuild, dkms.conf's #MODULE_VERSION# when packaged, sdpstat --version).
+SDP_VERSION := $(strip $(file <VERSION))
+
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
 	-Iinclude/uapi -Itests/lib -Itools
+# What an admin installs (sdpstat, libsdp, sdp_run) is built with the
+# caller's CFLAGS, CPPFLAGS and LDFLAGS (a distribution's hardening flags);
+# warnings are errors only with WERROR=1, as make check builds them.
+CFLAGS ?= -O2 -g
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) \
+	-std=gnu11 -D_GNU_SOURCE -DSDP_RELEASE='"$(SDP_VERSION)"'
 # The sock_diag dump and parser: sdpstat's, and the tests' (TEST_LIB).
 DIAG_PARSE := tools/sdp_diag_parse.c
 # tests/lib/peer.c, the user-space SDP peer, needs verbs: only the suites
@@ -88,18 +108,26 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 .PHONY: all module tests examples tools bench-tools libsdp \
 	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm bench-scale bench-scale-vm \
-	lint checkpatch doc-sync dkms-test deps clean install install-files uninstall
+	lint checkpatch doc-sync dkms-test deps clean install install-files uninstall \
+	install-module install-headers dkms-src test-progs dist rpm deb debs check-packages \
+	check-packages-run
 
-all: module tests examples tools bench-tools libsdp
+# What an admin needs: the module, sdpstat, libsdp and sdp_run (no test
+# dependencies).  The test programs are TEST_PROGS (make test-progs).
+all: module tools libsdp
+
+TEST_PROGS := tests examples bench-tools
+test-progs: $(TEST_PROGS)
 
 tools: tools/bin/sdpstat
 
 tools/bin/%: tools/%.c $(wildcard include/uapi/linux/*.h)
 	@mkdir -p tools/bin
-	$(CC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(USER_CFLAGS) -Iinclude/uapi -Itools $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 tools/bin/sdpstat: $(DIAG_PARSE) tools/sdp_diag_parse.h tools/sdp_names.h
 tools/bin/sdpstat: LDLIBS += $(DIAG_PARSE)
+tools/bin/sdpstat: VERSION
 
 examples: examples/bin/sdp_hello examples/bin/sdp_fallback
 
@@ -155,8 +183,7 @@ unit: tests/bin/unit
 # man/); the rules parser is shared with sdp_run and tests/sdprules.c.
 # make install installs them with the rest.
 PREFIX ?= /usr/local
-LIBSDP_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
-	-Iinclude/uapi -Ilibsdp -Itools
+LIBSDP_CFLAGS = $(USER_CFLAGS) -Iinclude/uapi -Ilibsdp -Itools
 LIBSDP_DEPS := libsdp/rules.c libsdp/rules.h include/uapi/linux/sdp.h \
 	tools/sdp_names.h
 
@@ -169,11 +196,16 @@ LIBSDP_SRCS := libsdp/libsdp.c libsdp/table.c libsdp/options.c \
 
 libsdp/libsdp.so: $(LIBSDP_SRCS) libsdp/libsdp_int.h $(LIBSDP_DEPS)
 	$(CC) $(LIBSDP_CFLAGS) -fPIC -fvisibility=hidden -shared \
-		-Wl,-z,defs -Wl,-soname,libsdp.so -o $@ $(LIBSDP_SRCS) \
+		$(LDFLAGS) -Wl,-z,defs -Wl,-soname,libsdp.so -o $@ $(LIBSDP_SRCS) \
 		libsdp/rules.c -ldl -lpthread
 
+# sdp_run looks for libsdp.so beside itself, then relative to itself
+# (../lib/<multiarch>, ../lib64, ../lib: wherever PREFIX put both), then
+# in LIBDIR as it was when sdp_run was built.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 libsdp/sdp_run: libsdp/sdp_run.c $(LIBSDP_DEPS)
-	$(CC) $(LIBSDP_CFLAGS) -DLIBSDP_LIBDIR='"$(PREFIX)/lib"' -o $@ \
+	$(CC) $(LIBSDP_CFLAGS) -DLIBSDP_LIBDIR='"$(LIBDIR)"' \
+		-DLIBSDP_MULTIARCH='"$(MULTIARCH)"' $(LDFLAGS) -o $@ \
 		libsdp/sdp_run.c libsdp/rules.c
 
 tests/bin/sdprules: $(LIBSDP_DEPS)
@@ -206,18 +238,33 @@ checkpatch:
 # turn (Debian 12's 6.1, then 6.12); all are run, and check fails if any
 # one failed.  Before that, scripts/dkms-test builds and installs the
 # module through Debian's dkms for each of them (and removes it again).
+#
+# Then scripts/check-packages: the .debs built, lintian, the RPMs, the
+# .debs installed on this machine (DKMS for each kernel), a guest on them,
+# and apt-get purge leaving nothing (INSTALL.md, "What make check changes").
+# It runs even when a kernel failed; check fails if either did.  The
+# project's own checks build user space with WERROR=1.
 check: deps
 ifeq ($(KERNEL)$(KDIR_ORIGIN),debianundefined)
 	scripts/dkms-test
-	$(MAKE) check-kernels
+	$(MAKE) check-kernels WERROR=1; k=$$?; \
+		$(MAKE) check-packages-run; p=$$?; \
+		exit $$((k || p))
 else
-	$(MAKE) check-vm
+	$(MAKE) check-vm WERROR=1
 endif
+
+# The packages alone (root): scripts/check-packages.
+check-packages: deps
+	$(MAKE) check-packages-run
+
+check-packages-run:
+	scripts/check-packages
 
 check-kernels:
 	scripts/check-kernels $(MAKE) $$(scripts/find-kdir --all)
 
-check-vm: unit lint all
+check-vm: unit lint all test-progs
 	tests/vm/run --kernel-dir $(KDIR) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
 
 # Two guests on a virtual wire (tests/vm/wire): the suite of tests/wire.c
@@ -228,7 +275,7 @@ check-wire: deps
 # Each guest of check-wire, and the suite in it, is bounded by
 # WIRE_TIMEOUT seconds.
 WIRE_TIMEOUT := 2400
-check-wire-vm: all
+check-wire-vm: all test-progs
 	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
 		env $(SUITE_ENV) SDP_TEST_TIMEOUT=600 SUITE_TIMEOUT=$(WIRE_TIMEOUT) \
 		tests/run-suites tests/bin/wire
@@ -241,7 +288,7 @@ STRESS_SECONDS ?= 300
 stress: deps
 	$(MAKE) stress-vm
 
-stress-vm: all
+stress-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) \
 		SDP_STRESS_SECONDS=$(STRESS_SECONDS) SDP_FUZZ_SECONDS=$(STRESS_SECONDS) \
 		$(if $(SDP_STRESS_SEED),SDP_STRESS_SEED=$(SDP_STRESS_SEED)) \
@@ -251,14 +298,14 @@ stress-vm: all
 demo: deps
 	$(MAKE) demo-vm
 
-demo-vm: all
+demo-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/demo
 
 # A benchmark, not a test: prints a table (scripts/bench).
 bench: deps
 	$(MAKE) bench-vm
 
-bench-vm: all
+bench-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
 
 # Many connections: idle memory, connection rate, 64 streams
@@ -266,36 +313,49 @@ bench-vm: all
 bench-scale: deps
 	$(MAKE) bench-scale-vm
 
-bench-scale-vm: all
+bench-scale-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-scale
 
 # SDP vs TCP between the two guests of check-wire (scripts/bench-wire).
 bench-wire: deps
 	$(MAKE) bench-wire-vm
 
-bench-wire-vm: all
+bench-wire-vm: all test-progs
 	tests/vm/wire --kernel-dir $(KDIR) -- scripts/bench-wire
 
 # The verbs-relative targets as back-to-back pairs (scripts/bench-pairs).
 bench-pairs: deps
 	$(MAKE) bench-pairs-vm
 
-bench-pairs-vm: all
+bench-pairs-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-pairs
 
 # Latency distributions and the socket-call floor (scripts/bench-latency).
 bench-latency: deps
 	$(MAKE) bench-latency-vm
 
-bench-latency-vm: all
+bench-latency-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-latency
 
-# Installation.  The module goes where depmod looks for out-of-tree
-# modules of the kernel it was built for (KDIR's release); with DESTDIR
-# depmod is left to whoever installs the staged tree.  The preload library
-# and sdp_run are installed when they have been built (libsdp/), with the
-# example rules as /etc/libsdp.conf unless that file exists; uninstall
-# removes it only if it is still the example.
+# Installation.
+#   install         install-module + install-files (+ depmod)
+#   install-module  sdp.ko through kbuild's modules_install, into
+#                   /lib/modules/<release>/extra (INSTALL_MOD_DIR): so
+#                   compression (CONFIG_MODULE_COMPRESS_*) and, on a kernel
+#                   built with CONFIG_MODULE_SIG_ALL, signing work as for
+#                   every module; DESTDIR becomes INSTALL_MOD_PATH.  With
+#                   SIGN_KEY=key.pem SIGN_CERT=cert.der (a MOK, INSTALL.md)
+#                   the installed sdp.ko is signed with them (the kernel's
+#                   scripts/sign-file).
+#   install-files   user space only, no sdp.ko (beside a DKMS-built one):
+#                   sdpstat, libsdp.so, sdp_run, the uapi headers, man
+#                   pages, /etc/libsdp.conf and /etc/sysctl.d/60-sdp.conf
+#                   (unless they exist), the udev rule, the docs
+#   install-headers the uapi headers alone (the sdp-dev package)
+#   dkms-src        the module's source as DKMS wants it, in
+#                   /usr/src/sdp-<version> (then: dkms install sdp/<version>)
+# DESTDIR, PREFIX (default /usr/local), LIBDIR, UDEVDIR, SYSCONFDIR are
+# honoured; with DESTDIR, depmod is left to whoever installs the staged tree.
 KREL = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
 	$(KDIR)/include/generated/utsrelease.h)
 MODDIR = /lib/modules/$(KREL)/extra
@@ -305,24 +365,46 @@ LIBDIR = $(PREFIX)/lib
 INCDIR = $(PREFIX)/include
 MANDIR = $(PREFIX)/share/man
 DOCDIR = $(PREFIX)/share/doc/sdp
+SYSCONFDIR = /etc
+# udev's own directory for PREFIX=/usr (/lib/udev on Debian 12), else
+# PREFIX's (udev reads /usr/local/lib/udev/rules.d too).
+UDEVDIR = $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=udevdir udev 2>/dev/null),/lib/udev),$(PREFIX)/lib/udev)
 UAPI_HEADERS := $(wildcard include/uapi/linux/*.h)
 MANPAGES := $(wildcard man/*.[1-8])
 PRELOAD_LIBS = $(wildcard libsdp/libsdp.so libsdp/libsdp.so.*)
 PRELOAD_BINS = $(wildcard libsdp/sdp_run tools/sdp_run)
 DOCS := Documentation/networking/sdp.rst etc/modprobe.d/sdp.conf
+# What DKMS builds from: Kbuild and its sources, nothing else.
+DKMS_FILES = Kbuild VERSION dkms.conf scripts/dkms-check scripts/ofed-dir \
+	$(wildcard src/*.c src/*.h) $(wildcard include/uapi/linux/*.h include/*/*.h)
+DKMS_DIR = /usr/src/sdp-$(SDP_VERSION)
 
 install: module tools libsdp
-	$(MAKE) install-files
+	$(MAKE) install-module install-files
 
-install-files:
+install-module:
 	@test -f sdp.ko || { echo "install: build first (make)" >&2; exit 1; }
-	install -D -m 644 sdp.ko $(DESTDIR)$(MODDIR)/sdp.ko
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install INSTALL_MOD_DIR=extra \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR) DEPMOD=true)
+	@if [ -n "$(SIGN_KEY)" ]; then \
+		ko=$$(ls $(DESTDIR)$(MODDIR)/sdp.ko* | head -n 1); \
+		case $$ko in *.ko) ;; *) echo "install: $$ko is compressed; sign before compressing" >&2; exit 1 ;; esac; \
+		echo "  SIGN    $$ko"; \
+		$(KDIR)/scripts/sign-file sha256 "$(SIGN_KEY)" "$(SIGN_CERT)" "$$ko" || exit 1; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi; \
+	fi
+	@if [ -n "$(DESTDIR)" ]; then echo "install: DESTDIR set, depmod $(KREL) left to the target system"; fi
+
+install-headers:
 	for h in $(UAPI_HEADERS); do \
 		install -D -m 644 $$h $(DESTDIR)$(INCDIR)/linux/$${h##*/} || exit 1; \
 	done
+
+install-files: install-headers
+	@test -f tools/bin/sdpstat || { echo "install: build first (make)" >&2; exit 1; }
 	install -D -m 755 tools/bin/sdpstat $(DESTDIR)$(SBINDIR)/sdpstat
 	for f in $(PRELOAD_LIBS); do \
-		install -D -m 755 $$f $(DESTDIR)$(LIBDIR)/$${f##*/} || exit 1; \
+		install -D -m 644 $$f $(DESTDIR)$(LIBDIR)/$${f##*/} || exit 1; \
 	done
 	for f in $(PRELOAD_BINS); do \
 		install -D -m 755 $$f $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
@@ -330,15 +412,63 @@ install-files:
 	for m in $(MANPAGES); do \
 		install -D -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
 	done
+	install -D -m 644 etc/udev/60-sdp.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-sdp.rules
 	install -D -m 644 Documentation/networking/sdp.rst $(DESTDIR)$(DOCDIR)/sdp.rst
 	install -D -m 644 etc/modprobe.d/sdp.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
-	if [ -n "$(PRELOAD_LIBS)" ] && [ ! -e $(DESTDIR)/etc/libsdp.conf ]; then \
-		install -D -m 644 libsdp/libsdp.conf $(DESTDIR)/etc/libsdp.conf; fi
-	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); \
-	else echo "install: DESTDIR set, depmod $(KREL) left to the target system"; fi
+	install -d $(DESTDIR)$(DOCDIR)/examples/systemd
+	sed 's|@LIBDIR@|$(LIBDIR)|' etc/systemd/sdp-service.conf \
+		> $(DESTDIR)$(DOCDIR)/examples/systemd/sdp-service.conf
+	if [ ! -e $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf ]; then \
+		install -D -m 644 etc/sysctl.d/60-sdp.conf $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf; fi
+	if [ -n "$(PRELOAD_LIBS)" ] && [ ! -e $(DESTDIR)$(SYSCONFDIR)/libsdp.conf ]; then \
+		install -D -m 644 libsdp/libsdp.conf $(DESTDIR)$(SYSCONFDIR)/libsdp.conf; fi
+
+dkms-src:
+	for f in $(DKMS_FILES); do \
+		install -D -m 644 $$f $(DESTDIR)$(DKMS_DIR)/$$f || exit 1; \
+	done
+	chmod 755 $(DESTDIR)$(DKMS_DIR)/scripts/*
+	sed -i 's/#MODULE_VERSION#/$(SDP_VERSION)/' $(DESTDIR)$(DKMS_DIR)/dkms.conf
+
+# Release tarball: the files git tracks (as in the work tree), under
+# sdp-<version>/, with sdp.spec made from sdp.spec.in; the .debs and the
+# RPMs start from it (make debs, make rpm; scripts/check-packages).
+DIST := sdp-$(SDP_VERSION)
+DIST_TAR := dist/$(DIST).tar.gz
+
+dist:
+	@git rev-parse --git-dir >/dev/null 2>&1 || { echo "dist: needs the git tree" >&2; exit 1; }
+	rm -rf dist/$(DIST) $(DIST_TAR)
+	mkdir -p dist/$(DIST)
+	git ls-files -z | xargs -0 cp -a --parents -t dist/$(DIST)
+	sed 's/@VERSION@/$(SDP_VERSION)/' sdp.spec.in > dist/$(DIST)/sdp.spec
+	tar -C dist --sort=name --owner=0 --group=0 --numeric-owner \
+		--mtime=@$$(git log -1 --format=%ct) -czf $(DIST_TAR) $(DIST)
+	rm -rf dist/$(DIST)
+	@echo "dist: $(DIST_TAR)"
+
+# The .debs (source and binary, unsigned) from the tarball, in dist/deb
+# (make deb is the same).
+deb: debs
+debs: dist
+	rm -rf dist/deb && mkdir -p dist/deb
+	cp $(DIST_TAR) dist/deb/sdp_$(SDP_VERSION).orig.tar.gz
+	tar -C dist/deb -xzf $(DIST_TAR)
+	cd dist/deb/$(DIST) && dpkg-buildpackage -us -uc
+	@ls dist/deb/*.deb
+
+# The RPMs, in dist/rpm.  Debian's rpm has no database of the build
+# dependencies (gcc, make): --nodeps there.
+RPMBUILD_FLAGS := $(if $(wildcard /etc/debian_version),--nodeps --define 'debug_package %{nil}')
+rpm: dist
+	rm -rf dist/rpm && mkdir -p dist/rpm/SOURCES
+	cp $(DIST_TAR) dist/rpm/SOURCES/
+	tar -xzOf $(DIST_TAR) $(DIST)/sdp.spec > dist/rpm/sdp.spec
+	rpmbuild -ba $(RPMBUILD_FLAGS) --define "_topdir $(CURDIR)/dist/rpm" dist/rpm/sdp.spec
+	@find dist/rpm/RPMS dist/rpm/SRPMS -name '*.rpm'
 
 uninstall:
-	rm -f $(DESTDIR)$(MODDIR)/sdp.ko
+	rm -f $(DESTDIR)$(MODDIR)/sdp.ko $(DESTDIR)$(MODDIR)/sdp.ko.*
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/linux/,$(notdir $(UAPI_HEADERS)))
 	rm -f $(DESTDIR)$(SBINDIR)/sdpstat
 	rm -f $(DESTDIR)$(LIBDIR)/libsdp.so $(DESTDIR)$(LIBDIR)/libsdp.so.*
@@ -346,14 +476,18 @@ uninstall:
 	for m in $(MANPAGES) $(wildcard man/libsdp*); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
 	done
-	rm -f $(DESTDIR)$(DOCDIR)/sdp.rst $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf
-	if cmp -s libsdp/libsdp.conf $(DESTDIR)/etc/libsdp.conf; then \
-		rm -f $(DESTDIR)/etc/libsdp.conf; fi
-	-rmdir $(DESTDIR)$(DOCDIR)/examples/modprobe.d $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODDIR) 2>/dev/null
+	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-sdp.rules
+	rm -f $(DESTDIR)$(DOCDIR)/sdp.rst $(DESTDIR)$(DOCDIR)/examples/modprobe.d/sdp.conf \
+		$(DESTDIR)$(DOCDIR)/examples/systemd/sdp-service.conf
+	if cmp -s libsdp/libsdp.conf $(DESTDIR)$(SYSCONFDIR)/libsdp.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/libsdp.conf; fi
+	if cmp -s etc/sysctl.d/60-sdp.conf $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/sysctl.d/60-sdp.conf; fi
+	-rmdir $(DESTDIR)$(DOCDIR)/examples/modprobe.d $(DESTDIR)$(DOCDIR)/examples/systemd \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf tests/bin examples/bin tools/bin bench/bin libsdp/libsdp.so \
-		libsdp/sdp_run
+		libsdp/sdp_run dist

@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		"usage: sdp_run [-r RULES] [-l LIBRARY] [-t MS] [-v] PROGRAM [ARGS...]\n"
 		"       sdp_run -c [-r RULES]\n"
 		"  -r RULES    rules file (default $LIBSDP_CONFIG_FILE, else %s)\n"
-		"  -l LIBRARY  libsdp.so to preload (default: next to sdp_run, else %s)\n"
+		"  -l LIBRARY  libsdp.so to preload (default: next to sdp_run, in ../lib*,\n"
+		"              else %s)\n"
 		"  -t MS       how long a \"both\" client tries SDP before TCP (default %d)\n"
 		"  -v          log every decision on standard error (min-level 1)\n"
 		"  -c          check the rules file and print the rules, run nothing\n",
@@ -41,20 +42,35 @@ static void report(void *arg, const char *msg)
 	fprintf(stderr, "sdp_run: %s\n", msg);
 }
 
-/* libsdp.so next to this program (the build tree), else the installed one. */
+#ifndef LIBSDP_MULTIARCH
+#define LIBSDP_MULTIARCH ""
+#endif
+
+/*
+ * libsdp.so next to this program (the build tree), else where an install
+ * puts it relative to this program (PREFIX/bin/sdp_run and
+ * PREFIX/lib/<multiarch>, lib64 or lib/libsdp.so: right whatever PREFIX
+ * the install used), else in LIBSDP_LIBDIR as it was at build time.
+ */
 static int find_library(char *buf, size_t size)
 {
+	static const char *const rel[] = {
+		"", "/../lib/" LIBSDP_MULTIARCH, "/../lib64", "/../lib",
+	};
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t i;
 
 	if (n > 0) {
 		char *slash;
 
 		self[n] = '\0';
 		slash = strrchr(self, '/');
-		if (slash) {
+		if (slash)
 			*slash = '\0';
-			int len = snprintf(buf, size, "%s/libsdp.so", self);
+		for (i = 0; slash && i < sizeof(rel) / sizeof(rel[0]); i++) {
+			int len = snprintf(buf, size, "%s%s/libsdp.so", self,
+					   rel[i]);
 
 			if (len > 0 && (size_t)len < size &&
 			    access(buf, R_OK) == 0)

@@ -961,4 +961,5 @@ module_exit(sdp_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Sockets Direct Protocol: stream sockets over RDMA");
 MODULE_AUTHOR("The SDP for Linux authors");
+MODULE_VERSION(SDP_RELEASE);
 MODULE_ALIAS_NETPROTO(AF_INET_SDP);

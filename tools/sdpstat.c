@@ -98,6 +98,7 @@ static void __attribute__((noreturn)) usage(int status)
 	fprintf(status ? stderr : stdout,
 		"usage: %s [-a|-l] [-e] [-H] [-4|-6] [-f FAMILY] [FILTER...]\n"
 		"       %s -s\n"
+		"       %s -V\n"
 		"  -a, --all          all sockets (default: all but listening and closed)\n"
 		"  -l, --listening    listening sockets only\n"
 		"  -e, --extended     owner, inode, id and the socket's counters\n"
@@ -106,10 +107,11 @@ static void __attribute__((noreturn)) usage(int status)
 		"  -n, --numeric      accepted for ss compatibility (always numeric)\n"
 		"  -4, -6             only sockets used through AF_INET / AF_INET6\n"
 		"  -f, --family N     SDP address family number (default: the module's)\n"
+		"  -V, --version      sdpstat's version and the loaded module's\n"
 		"FILTER: state NAME (repeatable; established, syn-sent, syn-recv,\n"
 		"  fin-wait-1, fin-wait-2, closed, close-wait, last-ack, listening,\n"
 		"  closing, connected, all), sport [=] [:]PORT, dport [=] [:]PORT\n",
-		prog, prog);
+		prog, prog, prog);
 	exit(status);
 }
 
@@ -137,6 +139,22 @@ static int sdp_family_number(void)
 		fclose(f);
 	}
 	return fam;
+}
+
+/* sdpstat's release and the loaded module's (/sys/module/sdp/version). */
+static void __attribute__((noreturn)) version(void)
+{
+	FILE *f = fopen("/sys/module/sdp/version", "re");
+	char mod[64] = "not loaded";
+
+	if (f) {
+		if (!fgets(mod, sizeof(mod), f))
+			snprintf(mod, sizeof(mod), "unknown");
+		mod[strcspn(mod, "\n")] = '\0';
+		fclose(f);
+	}
+	printf("sdpstat %s\nsdp module %s\n", SDP_RELEASE, mod);
+	exit(0);
 }
 
 static unsigned int parse_state(const char *name)
@@ -366,6 +384,7 @@ int main(int argc, char **argv)
 		{ "numeric", no_argument, NULL, 'n' },
 		{ "family", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct options o = {
@@ -377,7 +396,7 @@ int main(int argc, char **argv)
 	int c;
 
 	o.family = sdp_family_number();
-	while ((c = getopt_long(argc, argv, "alesHn46f:h", longopts,
+	while ((c = getopt_long(argc, argv, "alesHn46f:hV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -410,6 +429,8 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(0);
+		case 'V':
+			version();
 		default:
 			usage(2);
 		}
