@@ -116,9 +116,21 @@
  * ``connect`` failed (sdp_conn_detach()).
  */
 #include <linux/workqueue.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_cm.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_ctrl.h"
+#include "sdp_dev.h"
 #include "sdp_fallback.h"
+#include "sdp_net.h"
+#include "sdp_proto.h"
+#include "sdp_rx.h"
+#include "sdp_stats.h"
+#include "sdp_tx.h"
 #include "sdp_zc.h"
 
 /* Run sdp_work() soon, or now if it waits for a later time. */

@@ -16,8 +16,21 @@
  * waits for the id's handler, which takes it).
  */
 #include <linux/slab.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_cm.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_dev.h"
+#include "sdp_ka.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
+#include "sdp_rx.h"
+#include "sdp_stats.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 static unsigned int sdp_bufs(int bytes, bool locked)

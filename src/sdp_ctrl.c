@@ -16,6 +16,13 @@
  * sdp_tx_try_control() sends the control messages that are due.
  */
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_conn.h"
+#include "sdp_ctrl.h"
+#include "sdp_proto.h"
+#include "sdp_stats.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)

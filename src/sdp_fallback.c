@@ -57,7 +57,12 @@
 #include <net/tcp.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_cm.h"
+#include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_net.h"
+#include "sdp_stats.h"
 
 /*
  * The policy in force: the socket's SDP_TCP_FALLBACK, else the sysctl;

@@ -42,7 +42,11 @@
 #include <net/tcp.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_ka.h"
+#include "sdp_stats.h"
 #include "sdp_zc.h"
 
 /* The first persist probe, and the longest interval between two. */

@@ -29,6 +29,7 @@
 #include <linux/types.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <uapi/linux/sdp.h>
 #include <uapi/linux/sdp_diag.h>
 
 #include "sdp_net.h"
@@ -100,9 +101,9 @@ void sdp_stats_to_info(const struct sdp_sock_stats *st, struct sdp_info *info);
 void sdp_stats_to_diag(const struct sdp_sock_stats *st,
 		       struct sdp_diag_stats *d);
 
-/* sdp_stats.c: module init/exit (sdp_init(): counters and sysctls) */
-int sdp_stats_init(void);
-void sdp_stats_exit(void);
+/* sdp_stats.c: /proc/net/sdp_stats of a namespace (sdp_net.c) */
+int sdp_stats_proc_init(struct net *net);
+void sdp_stats_proc_exit(struct net *net);
 void sdp_stats_fold(const struct net *net, u64 *vals);
 extern const char *const sdp_mib_names[SDP_MIB_MAX];
 

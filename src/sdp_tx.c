@@ -35,7 +35,18 @@
 #include <linux/uio.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
 #include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_ctrl.h"
+#include "sdp_dev.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
+#include "sdp_proto.h"
+#include "sdp_stats.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
