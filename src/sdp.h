@@ -201,7 +201,8 @@ enum {
 
 /*
  * sdp_conn::deferred (SDP_D_*): work the completion handlers leave to
- * sdp_work() in process context, which clears the bit and does it.
+ * sdp_work() in process context, which clears the bit and does it (one
+ * handler per bit, sdp_timers.c).
  */
 enum {
 	SDP_D_RX_GROW,		/* the peer runs short of credits: post
@@ -381,7 +382,8 @@ struct sdp_zc_async;
  * @last_heard: jiffies of the last completion of ours that succeeded
  *	(a message received or a send acknowledged); written by the CQ
  *	poller under sdp_conn::poll_lock, read with READ_ONCE()
- * @stall_since: when committed data started waiting for credits
+ * @stalled: committed data waits for credits (sdp_tx_credit_stall())
+ * @stall_since: when it started waiting
  * @persist_at: when the next persist probe is due
  * @persist_ivl: the interval before that one
  * @probes_out: keepalive probes without an answer
@@ -392,6 +394,7 @@ struct sdp_zc_async;
  */
 struct sdp_ka {
 	unsigned long last_heard;
+	bool stalled;
 	unsigned long stall_since;
 	unsigned long persist_at;
 	unsigned long persist_ivl;
@@ -577,7 +580,8 @@ struct sdp_conn {
  * @accept_queue: listener: established children waiting for accept()
  * @pending: listener: children whose connection is not yet established
  * @child_node: child: entry in the parent's @accept_queue or @pending
- * @work: deferred process-context work: disconnect, destroy
+ * @work: deferred and timed process-context work (sdp_work(),
+ *	sdp_timers.c)
  * @timeout_work: abort an orphaned socket the peer never closes
  * @tx_mutex: held across sendmsg(), so that a zero-copy send and its
  *	buffered remainder are not interleaved with another thread's data
@@ -707,9 +711,6 @@ struct sock *sdp_sock_alloc(struct net *net, struct sock *parent, int kern);
 void sdp_set_state(struct sock *sk, int state);
 
 /* sdp_close.c: the close and abort state machine */
-void sdp_queue_work(struct sdp_sock *ssk);
-void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay);
-void sdp_queue_work_within(struct sdp_sock *ssk, unsigned long delay);
 void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 bool sdp_abort_in_flight(const struct sdp_sock *ssk);
@@ -719,7 +720,16 @@ void sdp_close_disconn_done(struct sdp_sock *ssk);
 void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_shutdown(struct socket *sock, int how);
 int sdp_release(struct socket *sock);
+struct sock *sdp_close_child_unlink(struct sdp_sock *ssk);
+struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again);
+
+/* sdp_timers.c: deferred and timed work */
+void sdp_queue_work(struct sdp_sock *ssk);
+void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay);
+void sdp_queue_work_within(struct sdp_sock *ssk, unsigned long delay);
 void sdp_work(struct work_struct *work);
+void sdp_timeout_arm(struct sdp_sock *ssk);
+void sdp_timeout_cancel(struct sdp_sock *ssk);
 void sdp_timeout_work(struct work_struct *work);
 
 /* The port of a sockaddr_in or sockaddr_in6. */

@@ -294,8 +294,7 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 	clear_bit(SDP_O_BOUND, &ssk->opts);
 	sdp_rx_purge(ssk);
 	sdp_conn_free(ssk, id);
-	if (cancel_delayed_work(&ssk->timeout_work))
-		sock_put(sk);	/* the timeout's reference */
+	sdp_timeout_cancel(ssk);
 	return id;
 }
 

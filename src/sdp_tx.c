@@ -394,6 +394,26 @@ static void sdp_tx_return_big(struct sdp_sock *ssk)
 }
 
 /*
+ * After the send path posted what it could: has committed data started,
+ * or stopped, waiting for credits?  Dead-peer detection probes while it
+ * waits (persist probes, sdp_ka_credit_stall()); each start is counted.
+ * ssk->lock held.
+ */
+static void sdp_tx_credit_stall(struct sdp_sock *ssk)
+{
+	bool waiting = ssk->conn.tx_post != ssk->conn.tx_head &&
+		       !sdp_data_credit_ok(ssk->conn.tx_credits) &&
+		       sdp_tx_usable(ssk);
+
+	lockdep_assert_held(&ssk->lock);
+	if (waiting == ssk->ka.stalled)
+		return;
+	if (waiting)
+		sdp_stat_credit_stall(ssk);
+	sdp_ka_credit_stall(ssk, waiting);
+}
+
+/*
  * Post committed data while credits allow.  A Data slot that holds more
  * than the next message may carry (sdp_tx_fill_room() filled it for a
  * peer that will grow, or the peer's small buffers still come first)
@@ -451,7 +471,7 @@ again:
 		sdp_tx_commit(ssk, 0);
 		goto again;
 	}
-	sdp_stat_tx_credits(ssk);
+	sdp_tx_credit_stall(ssk);
 }
 
 /*
