@@ -97,6 +97,7 @@
 #include "sdp_rx.h"
 #include "sdp_sockopt.h"
 #include "sdp_stats.h"
+#include "sdp_timers.h"
 #include "sdp_tx.h"
 #include "sdp_zc.h"
 

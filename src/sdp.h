@@ -136,7 +136,8 @@ struct sdp_zc_async;
  * @accept_queue: listener: established children waiting for accept()
  * @pending: listener: children whose connection is not yet established
  * @child_node: child: entry in the parent's @accept_queue or @pending
- * @work: deferred process-context work: disconnect, destroy
+ * @work: deferred and timed process-context work (sdp_work(),
+ *	sdp_timers.c)
  * @timeout_work: abort an orphaned socket the peer never closes
  * @tx_mutex: held across sendmsg(), so that a zero-copy send and its
  *	buffered remainder are not interleaved with another thread's data

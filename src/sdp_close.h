@@ -12,6 +12,7 @@
 #include <uapi/linux/sdp_diag.h>
 
 struct rdma_cm_id;
+struct sock;
 struct socket;
 struct sdp_sock;
 
@@ -21,9 +22,6 @@ struct sdp_sock;
  */
 #define SDP_ABORT_DELIVERY	(2 * HZ)
 
-void sdp_queue_work(struct sdp_sock *ssk);
-void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay);
-void sdp_queue_work_within(struct sdp_sock *ssk, unsigned long delay);
 void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 bool sdp_abort_in_flight(const struct sdp_sock *ssk);
@@ -33,7 +31,7 @@ void sdp_close_disconn_done(struct sdp_sock *ssk);
 void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_shutdown(struct socket *sock, int how);
 int sdp_release(struct socket *sock);
-void sdp_work(struct work_struct *work);
-void sdp_timeout_work(struct work_struct *work);
+struct sock *sdp_close_child_unlink(struct sdp_sock *ssk);
+struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again);
 
 #endif /* _SDP_CLOSE_H */

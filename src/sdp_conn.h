@@ -185,7 +185,8 @@ enum {
 
 /*
  * sdp_conn::deferred (SDP_D_*): work the completion handlers leave to
- * sdp_work() in process context, which clears the bit and does it.
+ * sdp_work() in process context, which clears the bit and does it (one
+ * handler per bit, sdp_timers.c).
  */
 enum {
 	SDP_D_RX_GROW,		/* the peer runs short of credits: post
@@ -320,7 +321,9 @@ struct sdp_zc_rx {
  * @rx_data_run: Data messages received since we last sent data
  *	(sdp_rx_grow_due())
  * @rx_mseq_last: mseq of the last message received
- * @rx_mseq_limit: highest mseq the peer may send given our adverts
+ * @rx_mseq_limit: highest mseq the peer may send given our adverts;
+ *	never before @rx_mseq_last (sdp_bsdh_check() refuses a message
+ *	beyond it, and an advert never takes back what one allowed)
  * @rx_bytes: unread payload bytes in @rx_queue
  * @urg_ahead: unread bytes before the urgent mark
  * @urg_state: SDP_URG_*; read locklessly by poll()
@@ -350,7 +353,10 @@ struct sdp_zc_rx {
  * @ctrl_head: control slots posted
  * @ctrl_tail: control slots completed
  * @tx_mseq_next: mseq of the next message we send
- * @tx_credits: messages we may send (peer's posted buffers)
+ * @tx_credits: messages we may send (peer's posted buffers); below 0
+ *	only when the peer's BSDH says so (more of ours in flight than it
+ *	has buffers), never by our sending: a message goes only with a
+ *	credit to take (sdp_data_credit_ok(), sdp_ctrl_credit_ok())
  * @tx_max: largest message the peer accepts (BSDH included)
  * @tx_prev_max: ... before its last ChRcvBufAck (SDP_C_PEER_RESIZED),
  *	which still binds the messages before @tx_max_mseq (sdp_tx_push())

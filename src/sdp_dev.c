@@ -21,6 +21,7 @@
 #include "sdp_close.h"
 #include "sdp_conn.h"
 #include "sdp_dev.h"
+#include "sdp_timers.h"
 #include "sdp_wire.h"
 
 /*

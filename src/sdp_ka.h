@@ -18,7 +18,8 @@ struct sdp_sock;
  * @last_heard: jiffies of the last completion of ours that succeeded
  *	(a message received or a send acknowledged); written by the CQ
  *	poller under sdp_conn::poll_lock, read with READ_ONCE()
- * @stall_since: when committed data started waiting for credits
+ * @stalled: committed data waits for credits (sdp_tx_credit_stall())
+ * @stall_since: when it started waiting
  * @persist_at: when the next persist probe is due
  * @persist_ivl: the interval before that one
  * @probes_out: keepalive probes without an answer
@@ -29,6 +30,7 @@ struct sdp_sock;
  */
 struct sdp_ka {
 	unsigned long last_heard;
+	bool stalled;
 	unsigned long stall_since;
 	unsigned long persist_at;
 	unsigned long persist_ivl;

@@ -26,7 +26,6 @@
 
 #include "sdp.h"
 #include "sdp_conn.h"
-#include "sdp_ka.h"
 #include "sdp_net.h"
 #include "sdp_proto.h"
 #include "sdp_stats.h"
@@ -301,25 +300,11 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
 	}
 }
 
-/*
- * After the send path posted what it could: count a credit stall when
- * committed data starts waiting for credits (not while it keeps waiting).
- */
-void sdp_stat_tx_credits(struct sdp_sock *ssk)
+/* Committed data started waiting for credits (sdp_tx_credit_stall()). */
+void sdp_stat_credit_stall(struct sdp_sock *ssk)
 {
-	bool waiting = ssk->conn.tx_post != ssk->conn.tx_head &&
-		       !sdp_data_credit_ok(ssk->conn.tx_credits) &&
-		       test_bit(SDP_C_QP, &ssk->conn.flags) &&
-		       !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
-		       !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
-
-	if (waiting && !ssk->stats.stalled) {
-		SDP_SK_INC(ssk, CREDIT_STALLS);
-		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_STALLS);
-	}
-	if (waiting != ssk->stats.stalled)
-		sdp_ka_credit_stall(ssk, waiting);
-	ssk->stats.stalled = waiting;
+	SDP_SK_INC(ssk, CREDIT_STALLS);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_STALLS);
 }
 
 void sdp_stat_zcopy_tx(struct sdp_sock *ssk, u32 bytes)

@@ -69,7 +69,6 @@ enum sdp_sock_counter {
  * @cnt: the counters, indexed by enum sdp_sock_counter; written under
  *	sdp_sock::lock with WRITE_ONCE() (SDP_SK_ADD()), read locklessly
  *	(sdp_sk_counter())
- * @stalled: data is waiting for credits now
  * @abort_reason: enum sdp_abort_reason of the abort, if any; set once,
  *	with cmpxchg(), by the first sdp_stat_abort()
  * @id: unique among the module's sockets since it was loaded (the
@@ -77,7 +76,6 @@ enum sdp_sock_counter {
  */
 struct sdp_sock_stats {
 	u64 cnt[SDP_SOCK_NR_COUNTERS];
-	bool stalled;
 	u32 abort_reason;
 	u64 id;
 };
@@ -119,7 +117,7 @@ void sdp_stat_fb_state(struct sdp_sock *ssk, int oldstate, int newstate);
 void sdp_stat_tx_data(struct sdp_sock *ssk, u32 payload);	/* lock */
 void sdp_stat_tx_ctrl(struct sdp_sock *ssk, u8 mid);		/* lock */
 void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload); /* lock */
-void sdp_stat_tx_credits(struct sdp_sock *ssk);		/* lock */
+void sdp_stat_credit_stall(struct sdp_sock *ssk);		/* lock */
 
 /*
  * Zero-copy events (lock): each updates the socket's and the

@@ -33,6 +33,7 @@
 #include "sdp_conn.h"
 #include "sdp_dev.h"
 #include "sdp_stats.h"
+#include "sdp_timers.h"
 #include "sdp_wire.h"
 #include "sdp_zc.h"
 

@@ -29,6 +29,7 @@
 #include "sdp_proto.h"
 #include "sdp_rx.h"
 #include "sdp_stats.h"
+#include "sdp_timers.h"
 #include "sdp_tx.h"
 #include "sdp_wire.h"
 #include "sdp_zc.h"

@@ -49,6 +49,7 @@
 #include "sdp_msgzc.h"
 #include "sdp_proto.h"
 #include "sdp_stats.h"
+#include "sdp_timers.h"
 #include "sdp_tx.h"
 #include "sdp_wire.h"
 #include "sdp_zc.h"
