@@ -80,10 +80,25 @@
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <uapi/linux/sdp.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_cm.h"
 #include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_dev.h"
+#include "sdp_diag.h"
 #include "sdp_fallback.h"
+#include "sdp_ka.h"
+#include "sdp_mem.h"
+#include "sdp_msgzc.h"
+#include "sdp_net.h"
+#include "sdp_rx.h"
+#include "sdp_sockopt.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
 #include "sdp_zc.h"
 
 int sdp_family = AF_INET_SDP;
@@ -899,19 +914,15 @@ static int __init sdp_init(void)
 	/*
 	 * The order: what a socket needs exists before the family is
 	 * registered, which makes sockets possible; exit is the reverse.
-	 * Counters and sysctls of every namespace (pernet), /proc/net/sdp
-	 * (pernet), the proto, sock_diag, the RDMA device client, and last
-	 * the address family.
+	 * What every namespace has (pernet, sdp_net.c), the proto,
+	 * sock_diag, the RDMA device client, and last the address family.
 	 */
-	err = sdp_stats_init();
+	err = sdp_net_register();
 	if (err)
 		goto err_wq;
-	err = sdp_proc_init();
-	if (err)
-		goto err_stats;
 	err = proto_register(&sdp_proto, 1);
 	if (err)
-		goto err_proc;
+		goto err_net;
 	err = sdp_diag_init();
 	if (err)
 		goto err_proto;
@@ -935,10 +946,8 @@ err_diag:
 	sdp_diag_exit();
 err_proto:
 	proto_unregister(&sdp_proto);
-err_proc:
-	sdp_proc_exit();
-err_stats:
-	sdp_stats_exit();
+err_net:
+	sdp_net_unregister();
 err_wq:
 	destroy_workqueue(sdp_wq);
 	return err;
@@ -950,8 +959,7 @@ static void __exit sdp_exit(void)
 	sdp_dev_exit();
 	sdp_diag_exit();
 	proto_unregister(&sdp_proto);
-	sdp_proc_exit();
-	sdp_stats_exit();
+	sdp_net_unregister();
 	destroy_workqueue(sdp_wq);
 }
 

@@ -116,44 +116,21 @@
  * ``connect`` failed (sdp_conn_detach()).
  */
 #include <linux/workqueue.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_cm.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_ctrl.h"
+#include "sdp_dev.h"
 #include "sdp_fallback.h"
+#include "sdp_proto.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
 #include "sdp_zc.h"
-
-/* Run sdp_work() soon, or now if it waits for a later time. */
-void sdp_queue_work(struct sdp_sock *ssk)
-{
-	sock_hold(&ssk->sk);
-	if (mod_delayed_work(sdp_wq, &ssk->work, 0))
-		sock_put(&ssk->sk);	/* it was queued: that one runs now */
-}
-
-/*
- * Run sdp_work() within @delay: queue it, or bring it forward if it is
- * queued for later.
- */
-void sdp_queue_work_within(struct sdp_sock *ssk, unsigned long delay)
-{
-	sock_hold(&ssk->sk);
-	if (timer_pending(&ssk->work.timer) &&
-	    time_before(jiffies + delay, READ_ONCE(ssk->work.timer.expires))) {
-		/* Pending already: it holds its reference. */
-		if (mod_delayed_work(sdp_wq, &ssk->work, delay))
-			sock_put(&ssk->sk);
-		return;
-	}
-	if (!queue_delayed_work(sdp_wq, &ssk->work, delay))
-		sock_put(&ssk->sk);
-}
-
-/* Run sdp_work() after @delay, unless it is queued already. */
-void sdp_queue_work_delayed(struct sdp_sock *ssk, unsigned long delay)
-{
-	sock_hold(&ssk->sk);
-	if (!queue_delayed_work(sdp_wq, &ssk->work, delay))
-		sock_put(&ssk->sk);
-}
 
 /*
  * Does an abort for @why tell the peer with AbortConn?  Not when the peer
@@ -480,13 +457,9 @@ int sdp_release(struct socket *sock)
 	if (sk->sk_state != TCP_CLOSE) {
 		/*
 		 * The peer has net.sdp.fin_timeout, or the socket's
-		 * TCP_LINGER2, to finish its side.
+		 * TCP_LINGER2, to finish its side (sdp_timers.c).
 		 */
-		sock_hold(sk);
-		if (!queue_delayed_work(sdp_wq, &ssk->timeout_work,
-					ssk->tcp.linger2 > 0 ? ssk->tcp.linger2 :
-					sdp_sysctl_fin_timeout(sock_net(sk))))
-			sock_put(sk);
+		sdp_timeout_arm(ssk);
 	}
 	/*
 	 * A socket without a connection (listener, bound, or still
@@ -518,46 +491,55 @@ int sdp_release(struct socket *sock)
 }
 
 /*
- * Process-context work of a socket: call rdma_disconnect() once the
- * connection is over or aborted (and our AbortConn delivered), and
- * release everything once the socket is closed, its device goes away,
- * or a connect failed (so that connect() can start anew).
+ * A passive socket aborted before it reached the accept queue will never
+ * be accepted: give its backlog slot back and close it.  From sdp_work(),
+ * lock_sock() held.
+ *
+ * Return: its listener, whose reference the caller drops with the
+ * socket's own once lock_sock() is released; NULL if it stays.
  */
-void sdp_work(struct work_struct *work)
+struct sock *sdp_close_child_unlink(struct sdp_sock *ssk)
 {
-	struct sdp_sock *ssk = container_of(to_delayed_work(work),
-					    struct sdp_sock, work);
-	struct sock *sk = &ssk->sk;
-	struct rdma_cm_id *id = NULL;
-	struct sock *parent = NULL;
-	bool disconnect, destroy, qp, held;
-	unsigned long again, zc_again;
+	struct sock *parent;
 
-	lock_sock(sk);
-	/* A connect()'s SDP attempt that outlived its fallback timeout. */
-	sdp_fb_timeout_check(ssk);
-	/* A nonblocking MSG_ZEROCOPY send in progress; may end it. */
-	zc_again = sdp_zc_async_run(ssk);
-	again = 0;
-	/*
-	 * A passive socket aborted before it reached the accept queue will
-	 * never be accepted: give its backlog slot back and close it.
-	 */
-	if (ssk->parent && test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
-	    !test_bit(SDP_F_QUEUED, &ssk->flags) && sdp_child_unlink(ssk)) {
-		parent = ssk->parent;
-		ssk->parent = NULL;
-		sock_set_flag(sk, SOCK_DEAD);
-	}
+	sock_owned_by_me(&ssk->sk);
+	if (!ssk->parent || !test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
+	    test_bit(SDP_F_QUEUED, &ssk->flags) || !sdp_child_unlink(ssk))
+		return NULL;
+	parent = ssk->parent;
+	ssk->parent = NULL;
+	sock_set_flag(&ssk->sk, SOCK_DEAD);
+	return parent;
+}
+
+/**
+ * sdp_close_work() - act on the close state, in process context
+ * @ssk: the socket, lock_sock() held (sdp_work())
+ * @again: set to how long until it should look again while our AbortConn
+ *	is on its way (sdp_abort_in_flight()), else left alone
+ *
+ * Abort after an error event of the QP, CQ or device (sdp_conn_fatal());
+ * call rdma_disconnect() once the connection is over or aborted (and our
+ * AbortConn delivered); release everything once the socket is closed,
+ * its device goes away, or a connect failed (so that connect() can start
+ * anew).
+ *
+ * Return: the CM id to destroy once lock_sock() is released (its
+ * reference with it), or NULL when the connection stays.
+ */
+struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
+{
+	struct sock *sk = &ssk->sk;
+	bool disconnect, destroy, qp, held;
+
+	sock_owned_by_me(sk);
 	spin_lock_bh(&ssk->lock);
 	qp = test_bit(SDP_C_QP, &ssk->conn.flags);
-	/* An error event of the QP, CQ or device (sdp_conn_fatal()). */
 	if (qp && test_bit(SDP_C_QP_FATAL, &ssk->conn.flags))
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	held = sdp_abort_in_flight(ssk);
 	if (held)	/* come back when the wait for it is over */
-		sdp_queue_work_delayed(ssk, ssk->conn.abort_sent +
-				       SDP_ABORT_DELIVERY - jiffies + 1);
+		*again = ssk->conn.abort_sent + SDP_ABORT_DELIVERY - jiffies + 1;
 	disconnect = qp && !held &&
 		     !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) &&
 		     (test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
@@ -580,48 +562,5 @@ void sdp_work(struct work_struct *work)
 
 	if (disconnect)
 		rdma_disconnect(ssk->id);
-	if (destroy) {
-		id = sdp_conn_detach(ssk);
-	} else if (qp) {
-		unsigned long rx_again, cork_again;
-
-		again = sdp_tx_ring_idle(ssk);
-		if (test_and_clear_bit(SDP_D_RX_RETIRE, &ssk->conn.deferred))
-			sdp_rx_replace_retired(ssk);
-		/* Before the RTU, sdp_cm_child_established() grows it. */
-		if (test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) &&
-		    test_and_clear_bit(SDP_D_RX_GROW, &ssk->conn.deferred))
-			sdp_rx_grow(ssk, ssk->conn.rx_count);
-		rx_again = sdp_rx_ring_idle(ssk);
-		if (rx_again && (!again || rx_again < again))
-			again = rx_again;
-		cork_again = sdp_tx_cork_expire(ssk);
-		if (cork_again && (!again || cork_again < again))
-			again = cork_again;
-	}
-	if (zc_again && (!again || zc_again < again))
-		again = zc_again;
-	if (again)
-		sdp_queue_work_delayed(ssk, again);
-	release_sock(sk);
-
-	if (id) {
-		rdma_destroy_id(id);
-		sock_put(sk);	/* the id's reference */
-	}
-	if (parent) {
-		sock_put(parent);	/* the child's listener reference */
-		sock_put(sk);		/* its own, which the queue held */
-	}
-	sock_put(sk);		/* the work's reference */
-}
-
-/* An orphaned socket whose peer never finished the close: abort it. */
-void sdp_timeout_work(struct work_struct *work)
-{
-	struct sdp_sock *ssk = container_of(to_delayed_work(work),
-					    struct sdp_sock, timeout_work);
-
-	sdp_abort(ssk, SDP_ABORT_REASON_TIMEOUT, -ETIMEDOUT);
-	sock_put(&ssk->sk);
+	return destroy ? sdp_conn_detach(ssk) : NULL;
 }

@@ -27,10 +27,21 @@
 #include <net/ip.h>
 #include <net/route.h>
 #include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
-#include "sdp_filter.h"
+#include "sdp_close.h"
+#include "sdp_cm.h"
+#include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_filter.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
+#include "sdp_proto.h"
+#include "sdp_rx.h"
+#include "sdp_stats.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 
 int sdp_cm_create_id(struct sdp_sock *ssk)
 {

@@ -9,8 +9,18 @@
 #ifndef _SDP_COMPAT_H
 #define _SDP_COMPAT_H
 
+#include <linux/bug.h>
 #include <linux/net.h>
+#include <linux/netdevice.h>
 #include <linux/uio.h>
+
+/*
+ * DEBUG_NET_WARN_ON_ONCE() (5.19): the checks of invariants on the hot
+ * paths, compiled in with CONFIG_DEBUG_NET only.  Before it, never.
+ */
+#ifndef DEBUG_NET_WARN_ON_ONCE
+#define DEBUG_NET_WARN_ON_ONCE(cond) BUILD_BUG_ON_INVALID(cond)
+#endif
 
 /*
  * proto_ops->accept: the accept flags were an argument up to 6.9 and are

@@ -16,8 +16,21 @@
  * waits for the id's handler, which takes it).
  */
 #include <linux/slab.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_cm.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_dev.h"
+#include "sdp_ka.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
+#include "sdp_rx.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 static unsigned int sdp_bufs(int bytes, bool locked)
@@ -294,8 +307,7 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 	clear_bit(SDP_O_BOUND, &ssk->opts);
 	sdp_rx_purge(ssk);
 	sdp_conn_free(ssk, id);
-	if (cancel_delayed_work(&ssk->timeout_work))
-		sock_put(sk);	/* the timeout's reference */
+	sdp_timeout_cancel(ssk);
 	return id;
 }
 

@@ -23,8 +23,15 @@
 #include <linux/sched/clock.h>
 #include <linux/sched/stat.h>
 #include <net/busy_poll.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_dev.h"
+#include "sdp_net.h"
+#include "sdp_stats.h"
 #include "sdp_zc.h"
 
 #define SDP_CQ_BUDGET	64

@@ -13,9 +13,23 @@
  *
  * The ring (SDP_CTRL_BUFS buffers of SDP_CTRL_SIZE bytes) comes and goes
  * with the data ring (sdp_tx_ring_alloc(), sdp_tx_ring_free()), and
- * sdp_tx_try_control() sends the control messages that are due.
+ * sdp_tx_try_control() sends the control messages that are due.  Its
+ * indices only grow (slot = index % SDP_CTRL_BUFS):
+ *
+ *   ctrl_tail <= ctrl_head <= ctrl_tail + SDP_CTRL_BUFS
+ *
+ * [ctrl_tail, ctrl_head) are posted and wait for their completion.
  */
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_ctrl.h"
+#include "sdp_proto.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
@@ -52,6 +66,9 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 		return err;
 	ssk->conn.ctrl_head++;
 	ssk->conn.tx_credits--;
+	DEBUG_NET_WARN_ON_ONCE(ssk->conn.ctrl_head - ssk->conn.ctrl_tail >
+			       SDP_CTRL_BUFS);
+	DEBUG_NET_WARN_ON_ONCE(ssk->conn.tx_credits < 0);
 	sdp_stat_tx_ctrl(ssk, mid);
 	return 0;
 }
@@ -102,6 +119,7 @@ void sdp_ctrl_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
 
 	spin_lock(&ssk->lock);
+	DEBUG_NET_WARN_ON_ONCE(ssk->conn.ctrl_tail == ssk->conn.ctrl_head);
 	ssk->conn.ctrl_tail++;
 	if (wc->status == IB_WC_SUCCESS) {
 		sdp_rtt_sample(ssk, b);

@@ -15,8 +15,14 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_conn.h"
+#include "sdp_dev.h"
+#include "sdp_timers.h"
+#include "sdp_wire.h"
 
 /*
  * sdp_dev_lock protects sdp_dev_list and sdp_device::removing.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sockets Direct Protocol -- diagnostics: the list of live sockets,
- * /proc/net/sdp and the sock_diag netlink dump.
+ * Sockets Direct Protocol -- diagnostics: /proc/net/sdp and the
+ * sock_diag netlink dump, both from the socket list (sdp_sock_list.c).
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
@@ -37,77 +37,9 @@
 #include <uapi/linux/sdp_diag.h>
 
 #include "sdp.h"
-
-/*
- * sdp_sock_list_lock protects sdp_sock_list.  Sockets are unlinked from
- * their destructor, which can run in softirq context, hence the _bh.
- */
-static DEFINE_SPINLOCK(sdp_sock_list_lock);
-static LIST_HEAD(sdp_sock_list);
-
-static atomic64_t sdp_sock_ids = ATOMIC64_INIT(0);
-
-void sdp_sock_link(struct sdp_sock *ssk)
-{
-	ssk->stats.id = atomic64_inc_return(&sdp_sock_ids);
-	spin_lock_bh(&sdp_sock_list_lock);
-	list_add_tail(&ssk->node, &sdp_sock_list);
-	spin_unlock_bh(&sdp_sock_list_lock);
-}
-
-void sdp_sock_unlink(struct sdp_sock *ssk)
-{
-	spin_lock_bh(&sdp_sock_list_lock);
-	list_del(&ssk->node);
-	spin_unlock_bh(&sdp_sock_list_lock);
-}
-
-/* A socket that connects again may be on a device the scan will remove. */
-void sdp_sock_clear_dev_gone(struct sdp_sock *ssk)
-{
-	spin_lock_bh(&sdp_sock_list_lock);
-	clear_bit(SDP_C_DEV_GONE, &ssk->conn.flags);
-	spin_unlock_bh(&sdp_sock_list_lock);
-}
-
-/**
- * sdp_sock_scan() - act on the sockets that match a condition
- * @match: called under the list lock; true selects the socket (it should
- *	also mark it, so that the next scan does not select it again)
- * @fn: called for each selected socket, without locks, holding a reference
- * @arg: passed to both
- *
- * Selects at most SDP_SCAN_BATCH sockets.  Return: how many it selected;
- * call again while that is SDP_SCAN_BATCH.
- */
-int sdp_sock_scan(bool (*match)(struct sdp_sock *ssk, void *arg),
-		  void (*fn)(struct sdp_sock *ssk, void *arg), void *arg)
-{
-	struct sdp_sock *batch[SDP_SCAN_BATCH], *ssk;
-	int i, n = 0;
-
-	spin_lock_bh(&sdp_sock_list_lock);
-	list_for_each_entry(ssk, &sdp_sock_list, node) {
-		/*
-		 * The memory stays valid while we hold the lock (the
-		 * destructor unlinks under it), but a socket whose last
-		 * reference is gone is being freed: skip it.
-		 */
-		if (!match(ssk, arg) ||
-		    !refcount_inc_not_zero(&ssk->sk.sk_refcnt))
-			continue;
-		batch[n++] = ssk;
-		if (n == SDP_SCAN_BATCH)
-			break;
-	}
-	spin_unlock_bh(&sdp_sock_list_lock);
-
-	for (i = 0; i < n; i++) {
-		fn(batch[i], arg);
-		sock_put(&batch[i]->sk);
-	}
-	return n;
-}
+#include "sdp_diag.h"
+#include "sdp_stats.h"
+#include "sdp_wire.h"
 
 /*
  * The addresses of @ssk as its owner sees them: IPv4 ones of a socket
@@ -237,7 +169,8 @@ static const struct seq_operations sdp_seq_ops = {
 	.show = sdp_seq_show,
 };
 
-static int __net_init sdp_net_init(struct net *net)
+/* /proc/net/sdp of a new namespace (sdp_net.c). */
+int sdp_proc_net_init(struct net *net)
 {
 	if (!proc_create_net("sdp", 0444, net->proc_net, &sdp_seq_ops,
 			     sizeof(struct seq_net_private)))
@@ -245,32 +178,17 @@ static int __net_init sdp_net_init(struct net *net)
 	return 0;
 }
 
-static void __net_exit sdp_net_exit(struct net *net)
+void sdp_proc_net_exit(struct net *net)
 {
 	remove_proc_entry("sdp", net->proc_net);
 }
-
-static struct pernet_operations sdp_net_ops = {
-	.init = sdp_net_init,
-	.exit = sdp_net_exit,
-};
-
-int sdp_proc_init(void)
-{
-	return register_pernet_subsys(&sdp_net_ops);
-}
-
-void sdp_proc_exit(void)
-{
-	unregister_pernet_subsys(&sdp_net_ops);
-}
 #else
-int sdp_proc_init(void)
+int sdp_proc_net_init(struct net *net)
 {
 	return 0;
 }
 
-void sdp_proc_exit(void)
+void sdp_proc_net_exit(struct net *net)
 {
 }
 #endif /* CONFIG_PROC_FS */

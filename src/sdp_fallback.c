@@ -57,7 +57,12 @@
 #include <net/tcp.h>
 
 #include "sdp.h"
+#include "sdp_cm.h"
+#include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_net.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
 
 /*
  * The policy in force: the socket's SDP_TCP_FALLBACK, else the sysctl;
@@ -109,32 +114,32 @@ void sdp_fb_timeout_arm(struct sdp_sock *ssk)
 
 /*
  * From sdp_work(), lock_sock() held: if the SDP attempt of a connect()
- * outlived its deadline, give it up as unanswered (TCP goes on);
- * otherwise make sure sdp_work() runs again by then.
+ * outlived its deadline, give it up as unanswered (TCP goes on).
+ *
+ * Return: how long until the deadline, or 0 for none (any more).
  */
-void sdp_fb_timeout_check(struct sdp_sock *ssk)
+unsigned long sdp_fb_timeout_check(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 	unsigned long deadline = ssk->fb.deadline;
 
 	sock_owned_by_me(sk);
 	if (!deadline)
-		return;
+		return 0;
 	/* The attempt ended on its own, or fallback was turned off since. */
 	if (sk->sk_state != TCP_SYN_SENT || sdp_fb(ssk) ||
 	    test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) ||
 	    test_bit(SDP_C_ABORT, &ssk->conn.flags) || !sdp_fb_enabled(ssk)) {
 		ssk->fb.deadline = 0;
-		return;
+		return 0;
 	}
-	if (time_before(jiffies, deadline)) {
-		sdp_queue_work_within(ssk, deadline - jiffies);
-		return;
-	}
+	if (time_before(jiffies, deadline))
+		return deadline - jiffies;
 	ssk->fb.deadline = 0;
 	net_dbg_ratelimited("SDP attempt given up after %u ms: TCP\n",
 			    sdp_fb_timeout_ms(ssk));
 	sdp_connect_failed_fb(ssk, -ETIMEDOUT, SDP_FB_UNREACHABLE);
+	return 0;
 }
 
 /*

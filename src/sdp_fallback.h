@@ -91,7 +91,7 @@ void sdp_fb_reset(struct sdp_sock *ssk);
 unsigned int sdp_fb_timeout_ms(const struct sdp_sock *ssk);
 void sdp_fb_timeout_set(struct sdp_sock *ssk, unsigned int ms);
 void sdp_fb_timeout_arm(struct sdp_sock *ssk);
-void sdp_fb_timeout_check(struct sdp_sock *ssk);
+unsigned long sdp_fb_timeout_check(struct sdp_sock *ssk);
 void sdp_fb_keepalive(struct sdp_sock *ssk, int on);
 void sdp_fb_release(struct sdp_sock *ssk);
 int sdp_fb_bind_any(struct sdp_sock *ssk, const struct sockaddr_storage *ss);

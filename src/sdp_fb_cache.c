@@ -20,6 +20,7 @@
 
 #include "sdp.h"
 #include "sdp_fallback.h"
+#include "sdp_net.h"
 
 #define SDP_FB_CACHE_SIZE	256
 

@@ -45,6 +45,8 @@
 
 #include "sdp.h"
 #include "sdp_filter.h"
+#include "sdp_net.h"
+#include "sdp_stats.h"
 
 #define SDP_FILTER_HEAD	(MAX_HEADER + sizeof(struct ipv6hdr) + \
 			 sizeof(struct tcphdr))

@@ -42,7 +42,11 @@
 #include <net/tcp.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_ka.h"
+#include "sdp_stats.h"
 #include "sdp_zc.h"
 
 /* The first persist probe, and the longest interval between two. */
@@ -143,7 +147,7 @@ static unsigned long sdp_ka_persist(struct sdp_sock *ssk, unsigned long now)
 	unsigned long ut = msecs_to_jiffies(READ_ONCE(ssk->tcp.user_timeout));
 	unsigned long next;
 
-	if (!ssk->stats.stalled)
+	if (!ssk->ka.stalled)
 		return 0;
 	if (ut && time_after_eq(now, ssk->ka.stall_since + ut)) {
 		sdp_ka_user_timeout(ssk, ut);
@@ -240,10 +244,15 @@ void sdp_ka_established(struct sdp_sock *ssk)
 		sdp_ka_kick(ssk);
 }
 
-/* Committed data started (@stalled) or stopped waiting for credits. */
+/*
+ * Committed data started (@stalled) or stopped waiting for credits
+ * (sdp_tx_credit_stall()): persist probes start, or stop at the next
+ * look.
+ */
 void sdp_ka_credit_stall(struct sdp_sock *ssk, bool stalled)
 {
 	lockdep_assert_held(&ssk->lock);
+	ssk->ka.stalled = stalled;
 	if (!stalled)
 		return;
 	ssk->ka.stall_since = jiffies;

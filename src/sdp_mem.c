@@ -51,6 +51,11 @@
 #include <linux/mm.h>
 
 #include "sdp.h"
+#include "sdp_conn.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
+#include "sdp_stats.h"
+#include "sdp_wire.h"
 
 /* Pages @bufs message buffers of @size bytes count for. */
 static long sdp_buf_pages(unsigned int bufs, u32 size)

@@ -33,6 +33,8 @@
 #include <net/sock.h>
 
 #include "sdp.h"
+#include "sdp_msgzc.h"
+#include "sdp_wire.h"
 
 /**
  * sdp_msgzc_setsockopt() - SOL_SOCKET options of an SDP socket

@@ -74,7 +74,10 @@ struct sdp_net {
 	bool mem_pressure;
 };
 
+/* sdp_net.c */
 extern unsigned int sdp_net_id;
+int sdp_net_register(void);
+void sdp_net_unregister(void);
 
 static inline struct sdp_net *sdp_net(const struct net *net)
 {

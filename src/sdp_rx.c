@@ -20,6 +20,12 @@
  * sdp_work() to free or replace (sdp_rx_replace_retired()).  Each change
  * of size is announced with a ChRcvBufAck (sdp_tx.c) that says from
  * which message on it binds, since posted buffers cannot be taken back.
+ * The ring's counts keep to
+ *
+ *   rx_small_posted <= rx_posted <= rx_alloc <= rx_count <= rx_slots
+ *
+ * (a posted buffer is one the ring has; the ring has no more than its
+ * size, which only comes down to what it has).
  *
  * A peer that breaks the protocol gets its connection aborted with a
  * rate-limited log line:
@@ -44,7 +50,28 @@
 #include <linux/uio.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_dev.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
+#include "sdp_proto.h"
+#include "sdp_rx.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
+
+/* The ring's counts above.  ssk->lock held, or lock_sock(). */
+static bool sdp_rx_ring_ok(const struct sdp_conn *c)
+{
+	return c->rx_small_posted <= c->rx_posted &&
+	       c->rx_posted <= c->rx_alloc && c->rx_alloc <= c->rx_count &&
+	       c->rx_count <= c->rx_slots;
+}
 
 static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
@@ -128,6 +155,7 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 		ssk->conn.rx_posted++;
 		if (b->size < SDP_BUF_SIZE)
 			ssk->conn.rx_small_posted++;
+		DEBUG_NET_WARN_ON_ONCE(!sdp_rx_ring_ok(&ssk->conn));
 	}
 	return err;
 }
@@ -203,6 +231,7 @@ static int sdp_rx_buf_new(struct sdp_sock *ssk, struct sdp_buf *b, u32 size)
 		return err;
 	spin_lock_bh(&ssk->lock);
 	ssk->conn.rx_alloc++;
+	WARN_ON_ONCE(!sdp_rx_ring_ok(&ssk->conn));
 	if (sdp_tx_usable(ssk) && sdp_post_recv(ssk, b))
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	spin_unlock_bh(&ssk->lock);
@@ -346,6 +375,7 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 small:
 	spin_lock_bh(&ssk->lock);
 	WRITE_ONCE(ssk->conn.rx_count, ssk->conn.rx_alloc);
+	WARN_ON_ONCE(!sdp_rx_ring_ok(&ssk->conn));
 	spin_unlock_bh(&ssk->lock);
 }
 
@@ -492,6 +522,8 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	len = be32_to_cpu(h->len);
 	mseq = be32_to_cpu(h->mseq);
 	ssk->conn.rx_mseq_last = mseq;
+	/* sdp_bsdh_check() refused a message beyond its credits. */
+	DEBUG_NET_WARN_ON_ONCE(sdp_mseq_after(mseq, ssk->conn.rx_mseq_limit));
 
 	/*
 	 * Credits: the peer had @bufs buffers posted when it sent this, and
@@ -614,6 +646,10 @@ static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool queued = false, data = false;
 
 	spin_lock(&ssk->lock);
+	/* Every receive posted completes once, flushed or not. */
+	DEBUG_NET_WARN_ON_ONCE(!ssk->conn.rx_posted ||
+			       (b->size < SDP_BUF_SIZE &&
+				!ssk->conn.rx_small_posted));
 	ssk->conn.rx_posted--;
 	if (b->size < SDP_BUF_SIZE)
 		ssk->conn.rx_small_posted--;

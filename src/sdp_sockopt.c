@@ -43,9 +43,19 @@
 #include <linux/tcp.h>
 #include <net/inet_ecn.h>
 #include <net/tcp.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_ka.h"
+#include "sdp_msgzc.h"
+#include "sdp_net.h"
+#include "sdp_proto.h"
+#include "sdp_sockopt.h"
+#include "sdp_stats.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 
 #define SDP_HDR			sizeof(struct sdp_bsdh)
 /* What TCP_CONGESTION reads: no TCP congestion control runs. */

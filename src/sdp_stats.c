@@ -22,14 +22,15 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <uapi/linux/sdp.h>
+#include <rdma/rdma_cm.h>
 
 #include "sdp.h"
-#include "sdp_fallback.h"
-
-#define CREATE_TRACE_POINTS
+#include "sdp_conn.h"
+#include "sdp_net.h"
+#include "sdp_proto.h"
+#include "sdp_stats.h"
+#include "sdp_wire.h"
 #include "sdp_trace.h"
-
-unsigned int sdp_net_id __read_mostly;
 
 const char *const sdp_mib_names[SDP_MIB_MAX] = {
 #define SDP_MIB(name, str) str,
@@ -299,25 +300,11 @@ void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload)
 	}
 }
 
-/*
- * After the send path posted what it could: count a credit stall when
- * committed data starts waiting for credits (not while it keeps waiting).
- */
-void sdp_stat_tx_credits(struct sdp_sock *ssk)
+/* Committed data started waiting for credits (sdp_tx_credit_stall()). */
+void sdp_stat_credit_stall(struct sdp_sock *ssk)
 {
-	bool waiting = ssk->conn.tx_post != ssk->conn.tx_head &&
-		       !sdp_data_credit_ok(ssk->conn.tx_credits) &&
-		       test_bit(SDP_C_QP, &ssk->conn.flags) &&
-		       !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
-		       !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
-
-	if (waiting && !ssk->stats.stalled) {
-		SDP_SK_INC(ssk, CREDIT_STALLS);
-		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_STALLS);
-	}
-	if (waiting != ssk->stats.stalled)
-		sdp_ka_credit_stall(ssk, waiting);
-	ssk->stats.stalled = waiting;
+	SDP_SK_INC(ssk, CREDIT_STALLS);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_STALLS);
 }
 
 void sdp_stat_zcopy_tx(struct sdp_sock *ssk, u32 bytes)
@@ -379,7 +366,7 @@ static int sdp_stats_seq_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
-static int sdp_stats_proc_init(struct net *net)
+int sdp_stats_proc_init(struct net *net)
 {
 	if (!proc_create_net_single("sdp_stats", 0444, net->proc_net,
 				    sdp_stats_seq_show, NULL))
@@ -387,73 +374,17 @@ static int sdp_stats_proc_init(struct net *net)
 	return 0;
 }
 
-static void sdp_stats_proc_exit(struct net *net)
+void sdp_stats_proc_exit(struct net *net)
 {
 	remove_proc_entry("sdp_stats", net->proc_net);
 }
 #else
-static int sdp_stats_proc_init(struct net *net)
+int sdp_stats_proc_init(struct net *net)
 {
 	return 0;
 }
 
-static void sdp_stats_proc_exit(struct net *net)
+void sdp_stats_proc_exit(struct net *net)
 {
 }
 #endif /* CONFIG_PROC_FS */
-
-static int __net_init sdp_stats_net_init(struct net *net)
-{
-	struct sdp_net *sn = sdp_net(net);
-	int err;
-
-	sn->mib = alloc_percpu(struct sdp_mib);
-	if (!sn->mib)
-		return -ENOMEM;
-	err = sdp_sysctl_net_init(net, sn);
-	if (err)
-		goto err_mib;
-	err = sdp_stats_proc_init(net);
-	if (err)
-		goto err_sysctl;
-	err = sdp_fb_net_init(net);
-	if (err)
-		goto err_proc;
-	return 0;
-
-err_proc:
-	sdp_stats_proc_exit(net);
-err_sysctl:
-	sdp_sysctl_net_exit(sn);
-err_mib:
-	free_percpu(sn->mib);
-	return err;
-}
-
-static void __net_exit sdp_stats_net_exit(struct net *net)
-{
-	struct sdp_net *sn = sdp_net(net);
-
-	sdp_fb_net_exit(net);
-	sdp_stats_proc_exit(net);
-	sdp_sysctl_net_exit(sn);
-	free_percpu(sn->mib);
-}
-
-static struct pernet_operations sdp_stats_net_ops = {
-	.init = sdp_stats_net_init,
-	.exit = sdp_stats_net_exit,
-	.id = &sdp_net_id,
-	.size = sizeof(struct sdp_net),
-};
-
-int sdp_stats_init(void)
-{
-	BUILD_BUG_ON(ARRAY_SIZE(sdp_mib_names) != SDP_MIB_MAX);
-	return register_pernet_subsys(&sdp_stats_net_ops);
-}
-
-void sdp_stats_exit(void)
-{
-	unregister_pernet_subsys(&sdp_stats_net_ops);
-}

@@ -29,6 +29,7 @@
 #include <linux/types.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <uapi/linux/sdp.h>
 #include <uapi/linux/sdp_diag.h>
 
 #include "sdp_net.h"
@@ -68,7 +69,6 @@ enum sdp_sock_counter {
  * @cnt: the counters, indexed by enum sdp_sock_counter; written under
  *	sdp_sock::lock with WRITE_ONCE() (SDP_SK_ADD()), read locklessly
  *	(sdp_sk_counter())
- * @stalled: data is waiting for credits now
  * @abort_reason: enum sdp_abort_reason of the abort, if any; set once,
  *	with cmpxchg(), by the first sdp_stat_abort()
  * @id: unique among the module's sockets since it was loaded (the
@@ -76,7 +76,6 @@ enum sdp_sock_counter {
  */
 struct sdp_sock_stats {
 	u64 cnt[SDP_SOCK_NR_COUNTERS];
-	bool stalled;
 	u32 abort_reason;
 	u64 id;
 };
@@ -100,9 +99,9 @@ void sdp_stats_to_info(const struct sdp_sock_stats *st, struct sdp_info *info);
 void sdp_stats_to_diag(const struct sdp_sock_stats *st,
 		       struct sdp_diag_stats *d);
 
-/* sdp_stats.c: module init/exit (sdp_init(): counters and sysctls) */
-int sdp_stats_init(void);
-void sdp_stats_exit(void);
+/* sdp_stats.c: /proc/net/sdp_stats of a namespace (sdp_net.c) */
+int sdp_stats_proc_init(struct net *net);
+void sdp_stats_proc_exit(struct net *net);
 void sdp_stats_fold(const struct net *net, u64 *vals);
 extern const char *const sdp_mib_names[SDP_MIB_MAX];
 
@@ -118,7 +117,7 @@ void sdp_stat_fb_state(struct sdp_sock *ssk, int oldstate, int newstate);
 void sdp_stat_tx_data(struct sdp_sock *ssk, u32 payload);	/* lock */
 void sdp_stat_tx_ctrl(struct sdp_sock *ssk, u8 mid);		/* lock */
 void sdp_stat_rx_msg(struct sdp_sock *ssk, u8 mid, u32 payload); /* lock */
-void sdp_stat_tx_credits(struct sdp_sock *ssk);		/* lock */
+void sdp_stat_credit_stall(struct sdp_sock *ssk);		/* lock */
 
 /*
  * Zero-copy events (lock): each updates the socket's and the

@@ -21,8 +21,10 @@
 #include <linux/sysctl.h>
 #include <net/net_namespace.h>
 
-#include "sdp.h"
+#include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
 
 /* Each sysctl's index in the table: SDP_SYSCTL_<name>. */
 enum sdp_sysctl_id {

@@ -15,8 +15,9 @@
  *
  * Addresses are recorded as the socket stores them (struct sockaddr_in or
  * sockaddr_in6; zeros, printed as 0.0.0.0:0, before it has one).  Only
- * sdp_stats.c (CREATE_TRACE_POINTS) includes this file; the rest of the
- * module reaches the tracepoints through the sdp_stat_*() hooks.
+ * sdp_trace.c (CREATE_TRACE_POINTS) and sdp_stats.c include this file;
+ * the rest of the module reaches the tracepoints through the sdp_stat_*()
+ * hooks.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM sdp

@@ -12,8 +12,8 @@
  * had messages waiting or in flight.  Indices only grow (slot = index %
  * tx_count), but start over at 0 when a send finds the ring empty:
  *
- *   tx_tail <= tx_post <= tx_head,  slot tx_head is being filled
- *                                   while tx_fill > 0
+ *   tx_tail <= tx_post <= tx_head <= tx_tail + tx_count,
+ *   slot tx_head is being filled while tx_fill > 0
  *
  * [tx_tail, tx_post) are posted and wait for their completion,
  * [tx_post, tx_head) are full and wait for a credit (slot tx_post, when
@@ -35,12 +35,35 @@
 #include <linux/uio.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
 #include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_cq.h"
+#include "sdp_ctrl.h"
+#include "sdp_dev.h"
+#include "sdp_ka.h"
+#include "sdp_mem.h"
+#include "sdp_net.h"
+#include "sdp_proto.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
 
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/*
+ * The ring invariant above, in running indices: tx_tail <= tx_post <=
+ * tx_head <= tx_tail + tx_count.  ssk->lock held.
+ */
+static bool sdp_tx_ring_ok(const struct sdp_conn *c)
+{
+	return c->tx_post - c->tx_tail <= c->tx_head - c->tx_tail &&
+	       c->tx_head - c->tx_tail <= c->tx_count;
+}
 
 /*
  * The send rings at connection setup: the control ring with its buffers,
@@ -252,6 +275,8 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 		sdp_mseq_limit_update(ssk->conn.rx_mseq_limit,
 				      ssk->conn.rx_mseq_last,
 				      ssk->conn.rx_posted);
+	DEBUG_NET_WARN_ON_ONCE(sdp_mseq_after(ssk->conn.rx_mseq_last,
+					      ssk->conn.rx_mseq_limit));
 }
 
 /*
@@ -315,6 +340,7 @@ static void sdp_tx_commit(struct sdp_sock *ssk, u8 flags)
 		ssk->conn.tx_head++;
 		ssk->conn.tx_unposted += ssk->conn.tx_fill;
 		ssk->conn.tx_fill = 0;
+		DEBUG_NET_WARN_ON_ONCE(!sdp_tx_ring_ok(&ssk->conn));
 	}
 	ssk->conn.tx_held = 0;
 	clear_bit(SDP_C_NAGLE, &ssk->conn.flags);
@@ -394,6 +420,26 @@ static void sdp_tx_return_big(struct sdp_sock *ssk)
 }
 
 /*
+ * After the send path posted what it could: has committed data started,
+ * or stopped, waiting for credits?  Dead-peer detection probes while it
+ * waits (persist probes, sdp_ka_credit_stall()); each start is counted.
+ * ssk->lock held.
+ */
+static void sdp_tx_credit_stall(struct sdp_sock *ssk)
+{
+	bool waiting = ssk->conn.tx_post != ssk->conn.tx_head &&
+		       !sdp_data_credit_ok(ssk->conn.tx_credits) &&
+		       sdp_tx_usable(ssk);
+
+	lockdep_assert_held(&ssk->lock);
+	if (waiting == ssk->ka.stalled)
+		return;
+	if (waiting)
+		sdp_stat_credit_stall(ssk);
+	sdp_ka_credit_stall(ssk, waiting);
+}
+
+/*
  * Post committed data while credits allow.  A Data slot that holds more
  * than the next message may carry (sdp_tx_fill_room() filled it for a
  * peer that will grow, or the peer's small buffers still come first)
@@ -433,6 +479,7 @@ again:
 			return;
 		}
 		ssk->conn.tx_credits--;
+		DEBUG_NET_WARN_ON_ONCE(ssk->conn.tx_credits < 0);
 		ssk->conn.rx_data_run = 0;	/* our turn to talk (sdp_rx_grow_due()) */
 		if (b->mid == SDP_MID_DATA) {
 			ssk->conn.tx_unposted -= len;
@@ -444,6 +491,7 @@ again:
 			break;
 		}
 		ssk->conn.tx_post++;
+		DEBUG_NET_WARN_ON_ONCE(!sdp_tx_ring_ok(&ssk->conn));
 	}
 	/* All posted: a write held back for that may follow. */
 	if (ssk->conn.tx_fill && sdp_tx_release(ssk) &&
@@ -451,7 +499,7 @@ again:
 		sdp_tx_commit(ssk, 0);
 		goto again;
 	}
-	sdp_stat_tx_credits(ssk);
+	sdp_tx_credit_stall(ssk);
 }
 
 /*
@@ -629,6 +677,7 @@ void sdp_tx_repack(struct sdp_sock *ssk)
 		sdp_tx_slot_swap(sdp_tx_slot(&ssk->conn, dst),
 				 sdp_tx_slot(&ssk->conn, ssk->conn.tx_head));
 	ssk->conn.tx_head = dst;
+	DEBUG_NET_WARN_ON_ONCE(!sdp_tx_ring_ok(&ssk->conn));
 }
 
 /*
@@ -747,6 +796,8 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		ssk->conn.tx_bytes -= b->part;
 		b->off += b->part;
 	} else {
+		/* Every send posted completes once, flushed or not. */
+		DEBUG_NET_WARN_ON_ONCE(ssk->conn.tx_tail == ssk->conn.tx_post);
 		ssk->conn.tx_tail++;
 		if (b->mid == SDP_MID_DATA)
 			ssk->conn.tx_bytes -= b->len - b->off;

@@ -29,6 +29,12 @@
 #include <linux/slab.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
+#include "sdp_conn.h"
+#include "sdp_dev.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 /*

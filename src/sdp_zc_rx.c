@@ -18,10 +18,20 @@
  */
 #include <linux/mm.h>
 #include <linux/uio.h>
+#include <rdma/rdma_cm.h>
 #include <rdma/rw.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
 #include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_ctrl.h"
+#include "sdp_proto.h"
+#include "sdp_rx.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 /*

@@ -41,7 +41,17 @@
 #include <linux/uio.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
 #include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_dev.h"
+#include "sdp_mem.h"
+#include "sdp_msgzc.h"
+#include "sdp_proto.h"
+#include "sdp_stats.h"
+#include "sdp_timers.h"
+#include "sdp_tx.h"
+#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 /* A peer that reads nothing of an advertisement for this long: cancel. */
