@@ -1365,7 +1365,8 @@ static void test_fallback_example(void)
 /* ---- Races: fallbacks amid closes, shutdowns and second connects ---- */
 
 #define RACE_WORKERS	4
-#define RACE_MS		5000
+#define RACE_MS		5000	/* at least this long */
+#define RACE_MAX_MS	90000	/* and until every outcome was seen */
 #define RACE_ACCEPTED	32
 
 enum { RACE_TCP, RACE_SILENT, RACE_SDP, RACE_NOBODY, RACE_DSTS };
@@ -1496,14 +1497,16 @@ struct race_worker {
 };
 
 /*
- * One worker: SDP sockets with fallback on (a timeout of 1 to 50 ms),
+ * One worker: SDP sockets with fallback on (a timeout of 1 ms to 1 s:
+ * the short ones race the CM's answer, the long one lets a rejection
+ * come first also where the CM answers slowly, as on a debug kernel),
  * blocking or not, to a random destination, and then at once or a
  * little later one of: close, a second connect(), data, a shutdown, a
  * reset.  Every blocking call is bounded by 200 ms socket timeouts.
  */
 static void *race_worker(void *arg)
 {
-	static const int tmo[] = { 1, 10, 50 };
+	static const int tmo[] = { 1, 10, 50, 1000 };
 	struct race_worker *rw = arg;
 	struct race *r = rw->r;
 	struct timeval tv = { 0, 200000 };
@@ -1528,7 +1531,7 @@ static void *race_worker(void *arg)
 		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &(int){ 1 },
 			   sizeof(int));
 		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT,
-			   &tmo[rand_r(&seed) % 3], sizeof(int));
+			   &tmo[rand_r(&seed) % 4], sizeof(int));
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		pthread_mutex_lock(&r->lock);
@@ -1586,11 +1589,27 @@ static void *race_worker(void *arg)
 	return NULL;
 }
 
+/* Has every outcome the races must include happened since @before? */
+static bool race_all_seen(struct race *r, const struct stats *before)
+{
+	struct stats now;
+
+	stats_read(&now);
+	return atomic_load(&r->fallbacks) > 0 && atomic_load(&r->sdp) > 0 &&
+	       atomic_load(&r->early_closes) > 0 &&
+	       stat_of(&now, "FallbackRejected") >
+	       stat_of(before, "FallbackRejected") &&
+	       stat_of(&now, "FallbackUnreachable") >
+	       stat_of(before, "FallbackUnreachable");
+}
+
 /*
  * Fallbacks racing everything else a program may do to the socket: for
- * RACE_MS, workers make connects with fallback on to a TCP-only
+ * RACE_MS and then until each outcome below has happened (at most
+ * RACE_MAX_MS: a slow kernel needs longer to see a rejection win its
+ * race), workers make connects with fallback on to a TCP-only
  * listener (rejected), to a port whose RDMA CM never answers (given up
- * after 1 to 50 ms: unreachable), to an SDP listener with fallback on
+ * after 1 ms to 1 s: unreachable), to an SDP listener with fallback on
  * (SDP) and to a port nobody has (refused by both), and close, reset,
  * shut down or connect again at once or a little later, while another
  * thread shuts the same sockets down and reads their state.  The
@@ -1607,7 +1626,7 @@ static void test_fallback_races(void)
 	struct silent_cm cm;
 	struct race r = { 0 };
 	char b[64], b0[64];
-	int i, l;
+	int i, l, t;
 
 	CHECK(rdma_res_read(&base) == 0, "rdma resource show");
 	pthread_mutex_init(&r.lock, NULL);
@@ -1644,6 +1663,9 @@ static void test_fallback_races(void)
 		      "thread");
 	}
 	sleep_ms_poll(RACE_MS);
+	for (t = RACE_MS; t < RACE_MAX_MS && !atomic_load(&r.failed) &&
+	     !race_all_seen(&r, &before); t += 250)
+		sleep_ms_poll(250);
 	atomic_store(&r.stop, true);
 	for (i = 0; i < RACE_WORKERS; i++)
 		CHECK(join_ms(wt[i], 30000) == 0,
@@ -1653,8 +1675,8 @@ static void test_fallback_races(void)
 	stats_read(&after);
 	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
 	      FB_CACHE_SYSCTL);
-	tap_diag("%ld calls, %ld fallbacks and %ld SDP connections seen, %ld closes during the attempt; FallbackRejected +%lld, FallbackUnreachable +%lld, FallbackTcpClient +%lld",
-		 atomic_load(&r.calls), atomic_load(&r.fallbacks),
+	tap_diag("%d ms: %ld calls, %ld fallbacks and %ld SDP connections seen, %ld closes during the attempt; FallbackRejected +%lld, FallbackUnreachable +%lld, FallbackTcpClient +%lld",
+		 t, atomic_load(&r.calls), atomic_load(&r.fallbacks),
 		 atomic_load(&r.sdp), atomic_load(&r.early_closes),
 		 stat_of(&after, "FallbackRejected") -
 		 stat_of(&before, "FallbackRejected"),
