@@ -47,6 +47,14 @@
  * id and QP structures.
  */
 #define IDLE_KIB_MAX	128
+/*
+ * On a KASAN kernel every slab object carries redzones and freed ones
+ * wait in its quarantine: the same connections measured 153 KiB per end
+ * on the debug kernel (Slab 103, VmallocUsed 52) where Debian's 6.1 and
+ * 6.12 measure 94 and 83 (Slab 32 and 33, VmallocUsed 52).  There the
+ * bound is this factor looser.
+ */
+#define KASAN_FACTOR	2
 /* Pages of the receive buffers of an idle end (4 small ones). */
 #define IDLE_PAGES	4
 /*
@@ -250,7 +258,7 @@ static void test_scale_idle_connections(void)
 	struct idle_wait iw;
 	struct pollfd *pfd;
 	struct meminfo m0, m1;
-	long per_end;
+	long per_end, idle_max;
 	struct conn *cn;
 	char *buf, *tx, rs[128], ch;
 	int l, i, done;
@@ -358,9 +366,10 @@ static void test_scale_idle_connections(void)
 		 (sdp_stat("MemPages") - pages) / (2 * n),
 		 sdp_stat("RxRingGrows") - grows,
 		 sdp_stat("RxRingShrinks") - shrinks);
-	CHECK(per_end <= IDLE_KIB_MAX,
-	      "an idle connection costs %ld KiB per end, more than %d",
-	      per_end, IDLE_KIB_MAX);
+	idle_max = IDLE_KIB_MAX * (kernel_has_kasan() ? KASAN_FACTOR : 1);
+	CHECK(per_end <= idle_max,
+	      "an idle connection costs %ld KiB per end, more than %ld%s",
+	      per_end, idle_max, kernel_has_kasan() ? " (KASAN)" : "");
 
 	/* Idle connections still work: a byte each way on each. */
 	for (i = 0; i < n; i++) {

@@ -431,3 +431,22 @@ bool kernel_at_least(int major, int minor)
 		return false;
 	return ma > major || (ma == major && mi >= minor);
 }
+
+bool kernel_has_kasan(void)
+{
+	static int has = -1;
+	char line[256], name[200];
+	FILE *f;
+
+	if (has >= 0)
+		return has;
+	has = 0;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return false;
+	while (!has && fgets(line, sizeof(line), f))
+		has = sscanf(line, "%*s %*s %199s", name) == 1 &&
+		      !strcmp(name, "kasan_report");
+	fclose(f);
+	return has;
+}

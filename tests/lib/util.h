@@ -65,6 +65,9 @@ void *xmalloc(size_t size);
 /* Is the running kernel @major.@minor or newer? */
 bool kernel_at_least(int major, int minor);
 
+/* Is the running kernel built with KASAN (its kasan_report symbol)? */
+bool kernel_has_kasan(void);
+
 /* Write @value to the file @path (a sysctl); 0 or -errno. */
 int write_file(const char *path, const char *value);
 
