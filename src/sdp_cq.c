@@ -147,16 +147,20 @@ void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
  * connection left up.  Nothing will come through the QP again and the
  * data queued for it would wait for credits for ever: abort, as for a
  * reset (counted with the completion errors).  The handler of @wc ran
- * before.  poll_lock held, BHs off.
+ * before (its wr_cqe names it in the log line).  poll_lock held, BHs off.
  */
-static void sdp_cq_flushed(struct sdp_sock *ssk)
+static void sdp_cq_flushed(struct sdp_sock *ssk, const struct ib_wc *wc)
 {
 	spin_lock(&ssk->lock);
 	if (test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) &&
 	    !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 	    !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) &&
 	    !ssk->conn.zc_rx.rd_err && !READ_ONCE(ssk->conn.sdev->removing)) {
-		sdp_warn_peer(ssk, "QP went to the error state with no CM event; aborting\n");
+		sdp_warn_peer(ssk,
+			      "QP went to the error state, no CM event (%ps, state %d, zc %lx/%lx)\n",
+			      wc->wr_cqe ? (void *)wc->wr_cqe->done : NULL,
+			      ssk->sk.sk_state, ssk->conn.zc_tx.flags,
+			      ssk->conn.zc_rx.flags);
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	}
 	spin_unlock(&ssk->lock);
@@ -189,7 +193,7 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 			else
 				wcs[i].wr_cqe->done(ssk->conn.cq, &wcs[i]);
 			if (unlikely(wcs[i].status == IB_WC_WR_FLUSH_ERR))
-				sdp_cq_flushed(ssk);
+				sdp_cq_flushed(ssk, &wcs[i]);
 		}
 		done += n;
 	}

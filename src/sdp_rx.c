@@ -151,13 +151,16 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	ib_dma_sync_single_for_device(ssk->conn.sdev->ibdev, b->dma, b->size,
 				      DMA_FROM_DEVICE);
 	err = ib_post_recv(ssk->conn.qp, &wr, NULL);
-	if (!err) {
-		ssk->conn.rx_posted++;
-		if (b->size < SDP_BUF_SIZE)
-			ssk->conn.rx_small_posted++;
-		DEBUG_NET_WARN_ON_ONCE(!sdp_rx_ring_ok(&ssk->conn));
+	if (err) {
+		/* The caller aborts (AbortOnCqError): say why. */
+		sdp_warn_peer(ssk, "posting a receive buffer failed: %d\n", err);
+		return err;
 	}
-	return err;
+	ssk->conn.rx_posted++;
+	if (b->size < SDP_BUF_SIZE)
+		ssk->conn.rx_small_posted++;
+	DEBUG_NET_WARN_ON_ONCE(!sdp_rx_ring_ok(&ssk->conn));
+	return 0;
 }
 
 /* Post the ring's first buffers (sdp_rx_ring_alloc()).  ssk->lock held. */
