@@ -2724,6 +2724,60 @@ static bool nothing_pinned(void *arg)
 	return vm_pin_kb() <= 0;
 }
 
+/* The RDMA device's port counters (hw_counters), by name. */
+#define MAX_HWC	48
+struct hwc {
+	int n;
+	char name[MAX_HWC][48];
+	long long val[MAX_HWC];
+};
+
+static void hwc_read(struct hwc *h)
+{
+	char dir[256], path[512];
+	struct dirent *e;
+	DIR *d;
+
+	h->n = 0;
+	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/1/hw_counters",
+		 TEST_IBDEV());
+	d = opendir(dir);
+	if (!d)
+		return;
+	while (h->n < MAX_HWC && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "lifespan"))
+			continue;
+		if (strlen(e->d_name) >= sizeof(h->name[0]))
+			continue;
+		memcpy(h->name[h->n], e->d_name, strlen(e->d_name) + 1);
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		h->val[h->n++] = read_ull(path);
+	}
+	closedir(d);
+}
+
+/*
+ * The device counters that moved during the storm, beside the packet
+ * counts: retries, duplicates and NAKs explain a completion error.
+ */
+static void hwc_diag(const struct hwc *h0)
+{
+	char line[2048];
+	struct hwc h1;
+	size_t n = 0;
+	int i, j;
+
+	hwc_read(&h1);
+	for (i = 0; i < h1.n && n < sizeof(line) - 64; i++)
+		for (j = 0; j < h0->n; j++)
+			if (!strcmp(h0->name[j], h1.name[i]) &&
+			    h1.val[i] != h0->val[j])
+				n += snprintf(line + n, sizeof(line) - n, " %s +%lld",
+					      h1.name[i], h1.val[i] - h0->val[j]);
+	line[n] = '\0';
+	tap_diag("%s counters:%s", TEST_IBDEV(), n ? line : " none moved");
+}
+
 static void summary(const long long *st0)
 {
 	char ops_line[1024];
@@ -2767,6 +2821,7 @@ static void test_stress_storm(void)
 {
 	long long st0[NSTATS];
 	struct fdset before;
+	struct hwc hwc0;
 	int kmsg, i, left, odd, closed, cancels, more, bad;
 	char buf[64];
 
@@ -2804,6 +2859,7 @@ static void test_stress_storm(void)
 	}
 	for (i = 0; i < NSTATS; i++)
 		st0[i] = stat_of(stat_names[i]);
+	hwc_read(&hwc0);
 	kmsg = kmsg_open();
 	CHECK(kmsg >= 0, "/dev/kmsg: %s", strerror(errno));
 
@@ -2818,6 +2874,7 @@ static void test_stress_storm(void)
 	odd = fds_close_new(&before, &closed);
 	tap_diag("closed %d descriptors the storm left", closed);
 	summary(st0);
+	hwc_diag(&hwc0);
 	/* The kernel's lines first: they explain a failed check below. */
 	bad = kmsg_bad_lines(kmsg, &cancels);
 
