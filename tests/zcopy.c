@@ -979,6 +979,75 @@ static void test_read_in_parts(void)
 	expect_unpinned();
 }
 
+struct aligned_sender {
+	int fd;
+	char *buf;
+	size_t len;
+	ssize_t ret;
+	int err;
+};
+
+static void *aligned_sender_fn(void *arg)
+{
+	struct aligned_sender *z = arg;
+
+	z->ret = send(z->fd, z->buf, z->len, MSG_NOSIGNAL);
+	z->err = errno;
+	return NULL;
+}
+
+/*
+ * recv()s of 32 bytes, each across a page boundary of the sender's
+ * buffer (8 bytes before it, 24 after), with reads of the rest of each
+ * page between them, all from one zero-copy advertisement: every byte
+ * arrives intact, through RDMA reads.  soft-iWARP answers an RDMA read of
+ * at most 32 bytes that crosses a page of its source with the wrong
+ * bytes (siw_try_1seg() copies the second page's share from past the end
+ * of the first), which the module must not let happen (sdp_zc_recv()).
+ */
+static void test_short_reads_across_pages(void)
+{
+	const size_t len = 256 << 10, page = 4096, small = 32;
+	struct aligned_sender z = { .len = len };
+	char *buf = xmalloc(page);
+	size_t got = 0, want;
+	pthread_t t;
+	ssize_t n;
+	int c, s;
+
+	need_sdp();
+	net_pair(&c, &s);
+	z.fd = c;
+	z.buf = aligned_alloc(page, len);
+	CHECK(z.buf, "aligned_alloc");
+	pattern_fill(z.buf, len, 83, 0);
+	CHECK(!pthread_create(&t, NULL, aligned_sender_fn, &z), "pthread_create");
+	/* Up to 8 bytes before the first boundary, then across each. */
+	want = page - 8;
+	while (got < len) {
+		if (want > len - got)
+			want = len - got;
+		n = recv(s, buf, want, MSG_WAITALL);
+		CHECK(n == (ssize_t)want, "recv %zu at %zu: %zd (%s)", want, got,
+		      n, strerror(errno));
+		CHECK(pattern_check(buf, n, 83, got) < 0,
+		      "wrong byte at stream offset %zu (a read of %zu)",
+		      got + pattern_check(buf, n, 83, got), want);
+		got += n;
+		want = want == small ? page - small : small;
+	}
+	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return");
+	CHECK(z.ret == (ssize_t)len, "send: %zd (%s)", z.ret, strerror(z.err));
+	CHECK(info(s).sdpi_zcopy_rx_bytes == len,
+	      "%llu of %zu bytes came zero-copy",
+	      (unsigned long long)info(s).sdpi_zcopy_rx_bytes, len);
+	free(z.buf);
+	free(buf);
+	close(c);
+	close(s);
+	expect_unpinned();
+}
+
 /* The next MSG_ZEROCOPY notification of @fd must be ids @lo to @hi, @code. */
 static void expect_zc_note(int fd, uint32_t lo, uint32_t hi, uint8_t code)
 {
@@ -2249,6 +2318,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_peer_abort_during_zcopy),
 	TAP_TEST(test_readv_empty_element),
 	TAP_TEST(test_read_in_parts),
+	TAP_TEST(test_short_reads_across_pages),
 	TAP_TEST(test_reconnect_during_zcopy_send),
 	TAP_TEST(test_reconnect_during_zcopy_recv),
 	TAP_TEST(test_reconnect_during_msg_zerocopy),
