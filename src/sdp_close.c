@@ -556,11 +556,17 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	 * work until the TCP stream under the QP ends, for ever if the peer
 	 * does not answer; nor is it called again after the peer's
 	 * DISCONNECTED.  So on iWARP an abort moves the QP to the error
-	 * state itself, once our AbortConn is delivered.
+	 * state itself, once our AbortConn is delivered, which also ends
+	 * the TCP stream (DISCONNECTED follows).  It does not call
+	 * rdma_disconnect() then: iw_cm_disconnect() sleeps until a connect
+	 * or accept under way has had its CM event delivered, and our CM
+	 * handler waits for lock_sock(), which we hold.
 	 */
 	qp_err = qp && !held && ssk->conn.sdev->iwarp &&
 		 test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 		 !test_and_set_bit(SDP_C_QP_ERR, &ssk->conn.flags);
+	if (qp_err)
+		disconnect = false;
 	/*
 	 * Release the resources of a closed socket once its connection is
 	 * over (closed or aborted), of any socket whose device goes away,
