@@ -306,7 +306,8 @@ static void test_path_counters(void)
 	send_one(c, MIB, 12, 0);
 	reader_join(t, &r);
 	si = info(c);
-	CHECK(si.sdpi_zcopy_tx_bytes == MIB && si.sdpi_bcopy_tx_bytes == MIB &&
+	CHECK(si.sdpi_zcopy_tx_bytes == (uint64_t)len &&
+	      si.sdpi_bcopy_tx_bytes == MIB &&
 	      si.sdpi_srcavail_tx == ci.sdpi_srcavail_tx,
 	      "threshold 0: %llu zcopy, %llu bcopy bytes",
 	      (unsigned long long)si.sdpi_zcopy_tx_bytes,
@@ -894,8 +895,9 @@ static void *zc_sender_fn(void *arg)
  */
 static void test_readv_empty_element(void)
 {
-	struct zc_sender z = { .len = MIB };
-	char *buf = xmalloc(MIB);
+	struct zc_sender z = { .len = zc_len() };
+	ssize_t len = zc_len();
+	char *buf = xmalloc(len);
 	pthread_t t;
 	ssize_t n;
 	int c, s;
@@ -904,14 +906,14 @@ static void test_readv_empty_element(void)
 	net_pair(&c, &s);
 	z.fd = c;
 	CHECK(!pthread_create(&t, NULL, zc_sender_fn, &z), "pthread_create");
-	n = readv_all_empty_first(s, buf, MIB);
-	CHECK(n == MIB, "readv: %zd (%s)", n, strerror(errno));
+	n = readv_all_empty_first(s, buf, len);
+	CHECK(n == len, "readv: %zd (%s)", n, strerror(errno));
 	CHECK(join_ms(t, WAIT_MS) == 0, "the send did not return");
-	CHECK(z.ret == MIB, "send: %zd (%s)", z.ret, strerror(z.err));
-	CHECK(pattern_check(buf, MIB, 81, 0) < 0, "wrong bytes");
-	CHECK(info(s).sdpi_zcopy_rx_bytes == MIB,
-	      "%llu of %d bytes came zero-copy",
-	      (unsigned long long)info(s).sdpi_zcopy_rx_bytes, MIB);
+	CHECK(z.ret == len, "send: %zd (%s)", z.ret, strerror(z.err));
+	CHECK(pattern_check(buf, len, 81, 0) < 0, "wrong bytes");
+	CHECK(info(s).sdpi_zcopy_rx_bytes == (uint64_t)len,
+	      "%llu of %zd bytes came zero-copy",
+	      (unsigned long long)info(s).sdpi_zcopy_rx_bytes, len);
 	free(buf);
 	close(c);
 	close(s);
