@@ -226,6 +226,66 @@ static void test_qperf_sdp(void)
 	      "no sdp_lat result");
 }
 
+/* A TCP listener on the test address, port @port: its fd, or -errno. */
+static int tcp_listen_at(uint16_t port)
+{
+	struct sockaddr_storage a;
+	socklen_t len = test_sockaddr(&a, port);
+	int fd = CHECK_OK(socket(a.ss_family, SOCK_STREAM, 0)), err = 0;
+
+	if (bind(fd, (struct sockaddr *)&a, len) || listen(fd, 4))
+		err = -errno;
+	if (err)
+		close(fd);
+	return err ?: fd;
+}
+
+/*
+ * SDP's ports and TCP's: over Soft-RoCE (and InfiniBand) they are spaces
+ * of their own, and an SDP listener and a TCP listener share a port
+ * number.  Over iWARP the RDMA CM listens on a TCP socket of the kernel's
+ * own at the SDP listener's port: a TCP listener of that port fails with
+ * EADDRINUSE, and so does an SDP listen() on a port TCP listens on
+ * (sdp(7), "iWARP").
+ */
+static void test_tcp_port_of_listener(void)
+{
+	struct sockaddr_storage la, a;
+	int l, t, sl, err;
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	l = net_listener(&la, 4, 0);
+	t = tcp_listen_at(sockaddr_port(&la));
+	if (test_provider_siw()) {
+		CHECK(t == -EADDRINUSE, "TCP listen on SDP's listening port %u: %s",
+		      sockaddr_port(&la), t < 0 ? strerror(-t) : "worked");
+	} else {
+		CHECK(t >= 0, "TCP listen on SDP's listening port %u: %s",
+		      sockaddr_port(&la), strerror(-t));
+		close(t);
+	}
+	close(l);
+
+	/* TCP first, then SDP on the same port. */
+	t = tcp_listen_at(0);
+	CHECK(t >= 0, "TCP listen: %s", strerror(-t));
+	local_addr(t, &a);
+	sl = CHECK_OK(test_socket(0));
+	err = bind(sl, (struct sockaddr *)&a, sockaddr_len(&a)) ? errno : 0;
+	CHECK(!err, "SDP bind to TCP's listening port %u: %s",
+	      sockaddr_port(&a), strerror(err));
+	err = listen(sl, 4) ? errno : 0;
+	if (test_provider_siw())
+		CHECK(err == EADDRINUSE, "SDP listen on TCP's listening port %u: %s",
+		      sockaddr_port(&a), err ? strerror(err) : "worked");
+	else
+		CHECK(!err, "SDP listen on TCP's listening port %u: %s",
+		      sockaddr_port(&a), strerror(err));
+	close(sl);
+	close(t);
+}
+
 struct blocked_recv {
 	int fd;
 	int err;
@@ -470,6 +530,7 @@ static void test_relisten_after_device_removal(void)
 static const struct tap_test tests[] = {
 	TAP_TEST(test_bytes_go_over_rdma),
 	TAP_TEST(test_qperf_sdp),
+	TAP_TEST(test_tcp_port_of_listener),
 	TAP_TEST(test_device_removal),
 	TAP_TEST(test_relisten_after_device_removal),
 };
