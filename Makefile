@@ -12,7 +12,8 @@
 #                      make check-packages
 #                      (KERNEL=6.1, KERNEL=6.12 or KDIR=...: that kernel
 #                      only; KERNEL=debug: on a debug kernel with KASAN,
-#                      lockdep, kmemleak, UBSAN)
+#                      lockdep, kmemleak, UBSAN; PROVIDER=siw: over
+#                      soft-iWARP instead of Soft-RoCE)
 #   make unit          the wire rules' unit tests (tests/unit.c), on the
 #                      host: no guest, no module
 #   make check-wire    two guests on a virtual wire (tests/vm/wire): SDP
@@ -53,6 +54,9 @@
 # KERNEL: debian (Debian's default kernel; make check: 6.1 and 6.12),
 # 6.1 or 6.12 (that Debian kernel), debug (scripts/debug-kernel).
 KERNEL ?= debian
+# PROVIDER: the test guest's RDMA provider, rxe (Soft-RoCE) or siw
+# (soft-iWARP, built by scripts/siw-module from Debian's kernel source).
+PROVIDER ?= rxe
 # The debug kernel is ~30x slower again: smaller transfers there.
 # VM_TIMEOUT bounds a guest's whole run (tests/vm/run --timeout).
 VM_TIMEOUT := 1500
@@ -265,7 +269,7 @@ check-kernels:
 	scripts/check-kernels $(MAKE) $$(scripts/find-kdir --all)
 
 check-vm: unit lint all test-progs
-	tests/vm/run --kernel-dir $(KDIR) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
+	tests/vm/run --kernel-dir $(KDIR) --provider $(PROVIDER) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
 
 # Two guests on a virtual wire (tests/vm/wire): the suite of tests/wire.c
 # runs in both, guest a the client side, guest b the server side.
@@ -289,7 +293,7 @@ stress: deps
 	$(MAKE) stress-vm
 
 stress-vm: all test-progs
-	tests/vm/run --kernel-dir $(KDIR) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) \
+	tests/vm/run --kernel-dir $(KDIR) --provider $(PROVIDER) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) \
 		SDP_STRESS_SECONDS=$(STRESS_SECONDS) SDP_FUZZ_SECONDS=$(STRESS_SECONDS) \
 		$(if $(SDP_STRESS_SEED),SDP_STRESS_SEED=$(SDP_STRESS_SEED)) \
 		$(if $(SDP_FUZZ_SEED),SDP_FUZZ_SEED=$(SDP_FUZZ_SEED)) \

@@ -116,6 +116,7 @@
  * ``connect`` failed (sdp_conn_detach()).
  */
 #include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
 #include "sdp.h"
@@ -530,7 +531,7 @@ struct sock *sdp_close_child_unlink(struct sdp_sock *ssk)
 struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 {
 	struct sock *sk = &ssk->sk;
-	bool disconnect, destroy, qp, held;
+	bool disconnect, destroy, qp, held, qp_err;
 
 	sock_owned_by_me(sk);
 	spin_lock_bh(&ssk->lock);
@@ -547,6 +548,26 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	if (disconnect)
 		set_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
 	/*
+	 * An abort ends the connection at once.  On InfiniBand and RoCE,
+	 * rdma_disconnect() moves the QP to the error state, which flushes
+	 * every work request still queued, and a zero-copy transfer waits
+	 * for exactly that (sdp_zc_wait_bit()).  On iWARP it only asks for a
+	 * graceful close (the QP to SQD), and soft-iWARP keeps the queued
+	 * work until the TCP stream under the QP ends, for ever if the peer
+	 * does not answer; nor is it called again after the peer's
+	 * DISCONNECTED.  So on iWARP an abort moves the QP to the error
+	 * state itself, once our AbortConn is delivered, which also ends
+	 * the TCP stream (DISCONNECTED follows).  It does not call
+	 * rdma_disconnect() then: iw_cm_disconnect() sleeps until a connect
+	 * or accept under way has had its CM event delivered, and our CM
+	 * handler waits for lock_sock(), which we hold.
+	 */
+	qp_err = qp && !held && ssk->conn.sdev->iwarp &&
+		 test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+		 !test_and_set_bit(SDP_C_QP_ERR, &ssk->conn.flags);
+	if (qp_err)
+		disconnect = false;
+	/*
 	 * Release the resources of a closed socket once its connection is
 	 * over (closed or aborted), of any socket whose device goes away,
 	 * and of a connect that failed (never established; nothing to
@@ -560,6 +581,11 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 		    !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) && !ssk->parent));
 	spin_unlock_bh(&ssk->lock);
 
+	if (qp_err) {
+		struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+		ib_modify_qp(ssk->conn.qp, &attr, IB_QP_STATE);
+	}
 	if (disconnect)
 		rdma_disconnect(ssk->id);
 	return destroy ? sdp_conn_detach(ssk) : NULL;

@@ -170,6 +170,9 @@ enum {
 				 * without the lock: only it may commit it
 				 */
 	SDP_C_DEV_GONE,		/* seen by the device-removal scan */
+	SDP_C_QP_ERR,		/* an iWARP QP moved to the error state by
+				 * an abort (sdp_close_work())
+				 */
 };
 
 /*

@@ -193,6 +193,7 @@ static int sdp_add_one(struct ib_device *ibdev)
 	 * rxe retires it before any retransmission of what follows.
 	 */
 	sdev->reg_acked = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
+	sdev->iwarp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
 	kref_init(&sdev->ref);
 	INIT_WORK(&sdev->fatal_work, sdp_device_fatal_work);
 	INIT_IB_EVENT_HANDLER(&sdev->event, ibdev, sdp_device_event);

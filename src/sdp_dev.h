@@ -21,6 +21,8 @@
  * @removing: the device is going away; sdp_device_get() fails
  * @reg_acked: register memory only on a send queue with nothing
  *	unacknowledged (Soft-RoCE, sdp_add_one())
+ * @iwarp: an iWARP device, whose peers may be soft-iWARP: short RDMA
+ *	reads end at page boundaries (sdp_zc_recv())
  * @event: the device's asynchronous events (IB_EVENT_DEVICE_FATAL)
  * @fatal_work: aborts every connection on a device that failed
  */
@@ -30,6 +32,7 @@ struct sdp_device {
 	struct kref ref;
 	bool removing;
 	bool reg_acked;
+	bool iwarp;
 	atomic_t *vec_use;	/* CQs on each completion vector */
 	struct ib_event_handler event;
 	struct work_struct fatal_work;

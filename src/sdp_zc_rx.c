@@ -17,6 +17,7 @@
  * sender's remainder arrives as Data.
  */
 #include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/uio.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/rw.h>
@@ -26,6 +27,7 @@
 #include "sdp_compat.h"
 #include "sdp_conn.h"
 #include "sdp_ctrl.h"
+#include "sdp_dev.h"
 #include "sdp_proto.h"
 #include "sdp_rx.h"
 #include "sdp_stats.h"
@@ -106,6 +108,28 @@ void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_zc_sq_progress(ssk);
 	spin_unlock(&ssk->lock);
 	sdp_zc_wake(ssk);
+}
+
+/*
+ * soft-iWARP (siw, in 6.1 and 6.12 at least) answers an RDMA Read of at
+ * most SDP_IW_SHORT_READ bytes (its MAX_HDR_INLINE) whose source crosses
+ * a page boundary with the wrong bytes: siw_try_1seg() copies the second
+ * page's share from past the end of the first page.  Any iWARP peer may
+ * be siw, so on iWARP such a short read ends at the boundary (of the
+ * smallest page size, as the peer's may be smaller than ours), and the
+ * reader reads the rest next (sdp_zc_rx_unread()).  Other transports'
+ * reads are not cut.  Returns the bytes to read.
+ */
+#define SDP_IW_SHORT_READ	32
+
+static size_t sdp_zc_short_read(const struct sdp_sock *ssk, u64 vaddr,
+				size_t len)
+{
+	size_t edge = SZ_4K - (vaddr & (SZ_4K - 1));
+
+	if (!ssk->conn.sdev->iwarp || len > SDP_IW_SHORT_READ)
+		return len;
+	return min(len, edge);
 }
 
 /*
@@ -227,6 +251,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	/* As many pages as the send queue has reads for; the rest next. */
 	len = min_t(size_t, len, (size_t)ssk->conn.zc_rx.rd_pages * PAGE_SIZE -
 				 offset_in_page(base));
+	len = sdp_zc_short_read(ssk, vaddr, len);
 	spin_unlock_bh(&ssk->lock);
 
 	/* Not aborted: the connection (QP, CM id) is still there. */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SDP on a real RDMA device (rxe0 in the test guest): the bytes go over
- * RDMA, Debian's unmodified qperf talks SDP to the module, and removing
- * the device under open connections fails them cleanly.  The device
- * removal test comes last: it deletes and re-creates rxe0.
+ * SDP on a real RDMA device (rxe0 or siw0 in the test guest): the bytes go
+ * over RDMA, Debian's unmodified qperf talks SDP to the module, and
+ * removing the device under open connections fails them cleanly.  The
+ * device removal test comes last: it deletes and re-creates the device.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,9 +67,61 @@ static void transfer(int from, int to, size_t total)
 }
 
 /*
+ * The bytes sent on the kernel TCP connection from local port @port
+ * (ss's bytes_sent), -1 if there is none.
+ */
+static long long tcp_bytes_sent(uint16_t port)
+{
+	char cmd[128], line[1024], *p;
+	long long ret = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ss -tinH state established '( sport = :%u )'", port);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "bytes_sent:");
+		if (p)
+			ret = atoll(p + strlen("bytes_sent:"));
+	}
+	pclose(f);
+	return ret;
+}
+
+/*
+ * soft-iWARP has no port counters: its packets are the kernel's own TCP
+ * segments, on a TCP connection from the SDP socket's port (the RDMA CM
+ * binds the iWARP connection to it).  8 MiB over SDP must have gone
+ * through that connection.
+ */
+static void bytes_over_siw(void)
+{
+	const size_t total = 8 << 20;
+	struct sockaddr_storage a;
+	long long b0, b1;
+	int c, s;
+
+	net_pair(&c, &s);
+	local_addr(c, &a);
+	b0 = tcp_bytes_sent(sockaddr_port(&a));
+	CHECK(b0 >= 0, "no TCP connection from port %u under the SDP one",
+	      sockaddr_port(&a));
+	transfer(c, s, total);
+	b1 = tcp_bytes_sent(sockaddr_port(&a));
+	tap_diag("%zu bytes over SDP: siw's TCP connection sent +%lld bytes",
+		 total, b1 - b0);
+	CHECK(b1 - b0 >= (long long)total, "too few bytes on siw's connection");
+	close(c);
+	close(s);
+}
+
+/*
  * 8 MiB over SDP moves the rxe packet counters by at least one packet per
  * 4 KiB (the RoCE MTU); the same over TCP to the same address does not
- * touch them.
+ * touch them.  Over siw, the bytes go through siw's TCP connection
+ * (bytes_over_siw()).
  */
 static void test_bytes_go_over_rdma(void)
 {
@@ -79,6 +131,10 @@ static void test_bytes_go_over_rdma(void)
 
 	if (!test_is_sdp())
 		tap_skip("SDP only");
+	if (test_provider_siw()) {
+		bytes_over_siw();
+		return;
+	}
 	net_pair(&c, &s);
 	s0 = port_counter("sent_pkts");
 	r0 = port_counter("rcvd_pkts");
@@ -170,6 +226,66 @@ static void test_qperf_sdp(void)
 	      "no sdp_lat result");
 }
 
+/* A TCP listener on the test address, port @port: its fd, or -errno. */
+static int tcp_listen_at(uint16_t port)
+{
+	struct sockaddr_storage a;
+	socklen_t len = test_sockaddr(&a, port);
+	int fd = CHECK_OK(socket(a.ss_family, SOCK_STREAM, 0)), err = 0;
+
+	if (bind(fd, (struct sockaddr *)&a, len) || listen(fd, 4))
+		err = -errno;
+	if (err)
+		close(fd);
+	return err ?: fd;
+}
+
+/*
+ * SDP's ports and TCP's: over Soft-RoCE (and InfiniBand) they are spaces
+ * of their own, and an SDP listener and a TCP listener share a port
+ * number.  Over iWARP the RDMA CM listens on a TCP socket of the kernel's
+ * own at the SDP listener's port: a TCP listener of that port fails with
+ * EADDRINUSE, and so does an SDP listen() on a port TCP listens on
+ * (sdp(7), "iWARP").
+ */
+static void test_tcp_port_of_listener(void)
+{
+	struct sockaddr_storage la, a;
+	int l, t, sl, err;
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	l = net_listener(&la, 4, 0);
+	t = tcp_listen_at(sockaddr_port(&la));
+	if (test_provider_siw()) {
+		CHECK(t == -EADDRINUSE, "TCP listen on SDP's listening port %u: %s",
+		      sockaddr_port(&la), t < 0 ? strerror(-t) : "worked");
+	} else {
+		CHECK(t >= 0, "TCP listen on SDP's listening port %u: %s",
+		      sockaddr_port(&la), strerror(-t));
+		close(t);
+	}
+	close(l);
+
+	/* TCP first, then SDP on the same port. */
+	t = tcp_listen_at(0);
+	CHECK(t >= 0, "TCP listen: %s", strerror(-t));
+	local_addr(t, &a);
+	sl = CHECK_OK(test_socket(0));
+	err = bind(sl, (struct sockaddr *)&a, sockaddr_len(&a)) ? errno : 0;
+	CHECK(!err, "SDP bind to TCP's listening port %u: %s",
+	      sockaddr_port(&a), strerror(err));
+	err = listen(sl, 4) ? errno : 0;
+	if (test_provider_siw())
+		CHECK(err == EADDRINUSE, "SDP listen on TCP's listening port %u: %s",
+		      sockaddr_port(&a), err ? strerror(err) : "worked");
+	else
+		CHECK(!err, "SDP listen on TCP's listening port %u: %s",
+		      sockaddr_port(&a), strerror(err));
+	close(sl);
+	close(t);
+}
+
 struct blocked_recv {
 	int fd;
 	int err;
@@ -249,10 +365,14 @@ static bool advertised(void *arg)
 	       si.sdpi_srcavail_tx > 0;
 }
 
-/* rdma link add the test device again; its port must be active in 10 s. */
+/*
+ * rdma link add the test device again, of the test bed's provider (rxe or
+ * siw); its port must be active in 10 s.
+ */
 static void device_back(void)
 {
-	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type", "rxe",
+	const char *add[] = { "rdma", "link", "add", TEST_IBDEV(), "type",
+			      TEST_PROVIDER(),
 			      "netdev", env_or("SDP_TEST_NETDEV", "d0"), NULL };
 	char state[64], path[256];
 	int i;
@@ -410,6 +530,7 @@ static void test_relisten_after_device_removal(void)
 static const struct tap_test tests[] = {
 	TAP_TEST(test_bytes_go_over_rdma),
 	TAP_TEST(test_qperf_sdp),
+	TAP_TEST(test_tcp_port_of_listener),
 	TAP_TEST(test_device_removal),
 	TAP_TEST(test_relisten_after_device_removal),
 };

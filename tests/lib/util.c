@@ -101,6 +101,11 @@ int write_file(const char *path, const char *value)
 	return err;
 }
 
+bool test_provider_siw(void)
+{
+	return !strcmp(TEST_PROVIDER(), "siw");
+}
+
 long long read_ull(const char *path)
 {
 	char buf[64];

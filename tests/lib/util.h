@@ -16,6 +16,10 @@ const char *env_or(const char *name, const char *dflt);
 #define TEST_ADDR()	env_or("SDP_TEST_ADDR", "10.55.0.1")
 #define TEST_IBDEV()	env_or("SDP_TEST_IBDEV", "rxe0")
 #define TEST_NETDEV()	env_or("SDP_TEST_NETDEV", "d0")
+/* The RDMA provider of TEST_IBDEV(): "rxe" (Soft-RoCE) or "siw" (soft-iWARP). */
+#define TEST_PROVIDER()	env_or("SDP_TEST_PROVIDER", "rxe")
+/* Is the test device soft-iWARP's (its connections run over kernel TCP)? */
+bool test_provider_siw(void);
 
 /* An errno's name ("ECONNRESET"); "0" for none. */
 const char *errname(int err);
