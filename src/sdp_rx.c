@@ -152,7 +152,9 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 				      DMA_FROM_DEVICE);
 	err = ib_post_recv(ssk->conn.qp, &wr, NULL);
 	if (err) {
-		/* The caller aborts (AbortOnCqError): say why. */
+		/* The caller ends the connection (AbortOnCqError, or a
+		 * failed setup in sdp_rx_post_all()): say why.
+		 */
 		sdp_warn_peer(ssk, "posting a receive buffer failed: %d\n", err);
 		return err;
 	}
