@@ -70,6 +70,12 @@
  * |              |                             | DisConn, and ``recv`` still  |
  * |              |                             | gives end of stream)         |
  * +--------------+-----------------------------+------------------------------+
+ * | ESTABLISHED  | a REJ after our RTU: the    | CLOSE; ``ECONNRESET``        |
+ * | (active)     | passive side dropped its    | (``AbortOnCmDisconnect``)    |
+ * |              | half before the RTU reached |                              |
+ * |              | it (its listener closed)    |                              |
+ * |              | (sdp_cm_rejected)           |                              |
+ * +--------------+-----------------------------+------------------------------+
  * | any open     | protocol error, failed      | CLOSE; ``ECONNRESET``        |
  * |              | completion, device removal  | (device gone: ``ENETDOWN``), |
  * |              | (sdp_abort)                 | AbortConn to the peer where  |
@@ -78,9 +84,10 @@
  * | established  | the QP went to the error    | CLOSE; ``ECONNRESET``        |
  * |              | state with no CM event: a   | (``AbortOnCqError``)         |
  * |              | flushed completion we did   |                              |
- * |              | not cause, an error event   |                              |
- * |              | of the QP, CQ or device     |                              |
- * |              | (sdp_cq_flushed,            |                              |
+ * |              | not cause and no CM event   |                              |
+ * |              | explained within 1 s, an    |                              |
+ * |              | error event of the QP, CQ   |                              |
+ * |              | or device (sdp_cq_flushed,  |                              |
  * |              | sdp_conn_fatal)             |                              |
  * +--------------+-----------------------------+------------------------------+
  * | any open     | the peer stops answering:   | CLOSE; ``ETIMEDOUT``         |

@@ -470,12 +470,23 @@ static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 }
 
 /*
- * REJECTED, CONNECT_ERROR: the connection cannot be made.  A passive
- * socket still on its listener's lists leaves them; the listener's and
- * its own reference are then the caller's to drop (*@parent).
+ * REJECTED, CONNECT_ERROR: the connection cannot be made (or, after our
+ * RTU, is reset).  A passive socket still on its listener's lists leaves
+ * them; the listener's and its own reference are then the caller's to
+ * drop (*@parent).
  */
 static void sdp_cm_rejected(struct sdp_sock *ssk, struct sock **parent)
 {
+	if (test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags)) {
+		/*
+		 * A REJ after our RTU: the passive side dropped its half
+		 * of the connection before the RTU reached it (its
+		 * listener closed).  What TCP's RST is to an established
+		 * socket: a reset.
+		 */
+		sdp_abort(ssk, SDP_ABORT_REASON_CM_DISCONNECT, -ECONNRESET);
+		return;
+	}
 	if (ssk->parent && sdp_child_unlink(ssk)) {
 		*parent = ssk->parent;
 		ssk->parent = NULL;

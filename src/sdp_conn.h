@@ -173,6 +173,11 @@ enum {
 	SDP_C_QP_ERR,		/* an iWARP QP moved to the error state by
 				 * an abort (sdp_close_work())
 				 */
+	SDP_C_QP_FLUSHED,	/* a completion flushed that nothing of
+				 * ours explains: sdp_work() waits for the
+				 * CM's event, then aborts
+				 * (sdp_cq_flush_verdict())
+				 */
 };
 
 /*
@@ -368,6 +373,8 @@ struct sdp_zc_rx {
  *	and @tx_unposted
  * @tx_unposted: payload bytes in committed slots not yet posted
  * @abort_sent: when our AbortConn was posted (jiffies)
+ * @qp_flushed: when SDP_C_QP_FLUSHED was set (jiffies)
+ * @qp_flushed_by: the handler of that flushed completion (for the log)
  * @zc_tx: our advertisement (send side)
  * @zc_rx: the peer's advertisement (receive side)
  * @zc_busy: zero-copy transfers in progress; the QP, CQ, PD and MR stay
@@ -435,6 +442,8 @@ struct sdp_conn {
 	u32 tx_unposted;
 
 	unsigned long abort_sent;
+	unsigned long qp_flushed;
+	void *qp_flushed_by;
 	struct sdp_zc_tx zc_tx;
 	struct sdp_zc_rx zc_rx;
 	unsigned int zc_busy;

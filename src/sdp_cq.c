@@ -32,6 +32,7 @@
 #include "sdp_dev.h"
 #include "sdp_net.h"
 #include "sdp_stats.h"
+#include "sdp_timers.h"
 #include "sdp_zc.h"
 
 #define SDP_CQ_BUDGET	64
@@ -137,33 +138,79 @@ void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
  * A completion was flushed: the QP is in the error state.  We put it
  * there ourselves only once the connection is over: an abort
  * (SDP_C_ABORT), a disconnect, ours or the peer's (SDP_C_CM_DISCONNECT),
- * the teardown (sdp_conn_detach() sets both); and the CM does on a
- * reject, before the connection is established.  A failed RDMA read of
+ * the teardown (sdp_conn_detach() sets both).  A failed RDMA read of
  * ours explains it too (its reader reports the error, sdp_zc_recv()), as
  * does a device going away (sdp_dev.c aborts with ENETDOWN); any other
- * failed completion aborted already.  Otherwise the QP went there by
- * itself, which no CM event reports: the peer's RDMA write or read
- * through a bad key, or any other fatal error, with the peer's CM
- * connection left up.  Nothing will come through the QP again and the
- * data queued for it would wait for credits for ever: abort, as for a
- * reset (counted with the completion errors).  The handler of @wc ran
- * before (its wr_cqe names it in the log line).  poll_lock held, BHs off.
+ * failed completion aborted already.
+ */
+static bool sdp_cq_flush_explained(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) ||
+	       test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
+	       test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) ||
+	       ssk->conn.zc_rx.rd_err || READ_ONCE(ssk->conn.sdev->removing);
+}
+
+/*
+ * Otherwise the CM may have put it there, and say so only after: on a
+ * REJ, which the passive side sends an established active side when it
+ * drops its half of the connection before the RTU reached it (its
+ * listener closed), rdma_cm moves our QP to the error state and only
+ * then calls our handler, which may wait for lock_sock() while the flush
+ * is here already.  So a flush nothing explains yet is left to
+ * sdp_work(), which gives the CM SDP_CQ_FLUSH_GRACE to tell why.  The
+ * handler of @wc ran before (its wr_cqe names it in the log line).
+ * poll_lock held, BHs off.
  */
 static void sdp_cq_flushed(struct sdp_sock *ssk, const struct ib_wc *wc)
 {
 	spin_lock(&ssk->lock);
-	if (test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) &&
-	    !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
-	    !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) &&
-	    !ssk->conn.zc_rx.rd_err && !READ_ONCE(ssk->conn.sdev->removing)) {
-		sdp_warn_peer(ssk,
-			      "QP went to the error state, no CM event (%ps, state %d, zc %lx/%lx)\n",
-			      wc->wr_cqe ? (void *)wc->wr_cqe->done : NULL,
-			      ssk->sk.sk_state, ssk->conn.zc_tx.flags,
-			      ssk->conn.zc_rx.flags);
-		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+	if (!sdp_cq_flush_explained(ssk) &&
+	    !test_and_set_bit(SDP_C_QP_FLUSHED, &ssk->conn.flags)) {
+		ssk->conn.qp_flushed = jiffies;
+		ssk->conn.qp_flushed_by = wc->wr_cqe ? wc->wr_cqe->done : NULL;
+		sdp_queue_work_within(ssk, SDP_CQ_FLUSH_GRACE);
 	}
 	spin_unlock(&ssk->lock);
+}
+
+/**
+ * sdp_cq_flush_verdict() - abort for a flush no CM event explained
+ * @ssk: the socket, its QP flushed (SDP_C_QP_FLUSHED)
+ *
+ * SDP_CQ_FLUSH_GRACE after the flush, with no CM event and nothing else
+ * to explain it, the QP went to the error state by itself: the peer's
+ * RDMA write or read through a bad key, or any other fatal error, with
+ * the peer's CM connection left up.  Nothing will come through the QP
+ * again and the data queued for it would wait for credits for ever:
+ * abort, as for a reset (counted with the completion errors).
+ * lock_sock() held.
+ *
+ * Return: when to look again (jiffies from now), or 0.
+ */
+unsigned long sdp_cq_flush_verdict(struct sdp_sock *ssk)
+{
+	unsigned long due, left = 0;
+
+	sock_owned_by_me(&ssk->sk);
+	spin_lock_bh(&ssk->lock);
+	if (!test_bit(SDP_C_QP_FLUSHED, &ssk->conn.flags) ||
+	    sdp_cq_flush_explained(ssk))
+		goto out;
+	due = ssk->conn.qp_flushed + SDP_CQ_FLUSH_GRACE;
+	if (time_before(jiffies, due)) {
+		left = due - jiffies;
+		goto out;
+	}
+	sdp_warn_peer(ssk,
+		      "QP went to the error state, no CM event (%ps, state %d, zc %lx/%lx)\n",
+		      ssk->conn.qp_flushed_by, ssk->sk.sk_state,
+		      ssk->conn.zc_tx.flags, ssk->conn.zc_rx.flags);
+	__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+out:
+	spin_unlock_bh(&ssk->lock);
+	return left;
 }
 
 /*

@@ -30,7 +30,14 @@ void sdp_ring_drain(struct ib_device *dev, struct sdp_buf *ring,
 		    enum dma_data_direction dir);
 void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 		   unsigned int n, enum dma_data_direction dir);
+/*
+ * How long a flush nothing of ours explains waits for the CM event that
+ * may explain it (sdp_cq_flush_verdict()).
+ */
+#define SDP_CQ_FLUSH_GRACE	HZ
+
 int sdp_cq_create(struct sdp_sock *ssk, int ncqe);
+unsigned long sdp_cq_flush_verdict(struct sdp_sock *ssk);
 void sdp_cq_process_pending(struct sdp_sock *ssk);
 void sdp_cq_destroy(struct sdp_sock *ssk);
 void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),

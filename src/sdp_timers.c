@@ -33,6 +33,10 @@
  *   - Receive ring idle: the ring grew to full buffers (sdp_rx_grow());
  *     net.sdp.rx_idle_ms after the last Data or SrcAvail, it shrinks
  *     back to small ones (sdp_rx_ring_idle()).
+ *   - Unexplained flush: a completion flushed that nothing of ours
+ *     explains (sdp_cq_flushed()); SDP_CQ_FLUSH_GRACE after it, with no
+ *     CM event to explain it either, the connection is aborted
+ *     (sdp_cq_flush_verdict(), sdp_cq.c).
  *   - Cork and Nagle expiry: sendmsg() held a partial message back for
  *     MSG_MORE or TCP_CORK (SDP_TX_CORK_MAX after, it goes) or behind an
  *     unacknowledged small one (SDP_TX_NAGLE_MAX) (sdp_tx_cork_expire()).
@@ -83,6 +87,7 @@
 #include "sdp.h"
 #include "sdp_close.h"
 #include "sdp_conn.h"
+#include "sdp_cq.h"
 #include "sdp_fallback.h"
 #include "sdp_net.h"
 #include "sdp_rx.h"
@@ -185,6 +190,8 @@ void sdp_work(struct work_struct *work)
 	sdp_work_next(&next, sdp_zc_async_run(ssk));
 	parent = sdp_close_child_unlink(ssk);
 	qp = test_bit(SDP_C_QP, &ssk->conn.flags);
+	if (qp)
+		sdp_work_next(&next, sdp_cq_flush_verdict(ssk));
 	id = sdp_close_work(ssk, &abort_wait);
 	sdp_work_next(&next, abort_wait);
 	if (qp && !id)

@@ -2055,6 +2055,208 @@ static void test_disconnect_before_accept(void)
 }
 
 /*
+ * A passive peer of the module's connect(): an RDMA CM listener of our
+ * own on the test address, and the connection request it took.
+ */
+struct passive {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *lid, *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+};
+
+static struct rdma_cm_event *passive_event(struct passive *a,
+					   enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev = NULL;
+
+	CHECK(wait_fd(a->ec->fd, POLLIN, WAIT_MS) & POLLIN,
+	      "no %s within %d ms", rdma_event_str(want), WAIT_MS);
+	CHECK(rdma_get_cm_event(a->ec, &ev) == 0, "rdma_get_cm_event: %s",
+	      strerror(errno));
+	CHECK(ev->event == want, "CM event %s, expected %s",
+	      rdma_event_str(ev->event), rdma_event_str(want));
+	return ev;
+}
+
+/*
+ * The module's socket @fd connects (nonblocking) to @a's listener; @a
+ * takes the request, makes its QP and accepts it with a valid HelloAck
+ * (8 buffers of 32 KiB); nothing posted to receive.
+ */
+static void passive_accept(struct passive *a, int fd)
+{
+	struct hello_ack ha = {
+		.bsdh = { .mid = MID_HELLO_ACK, .bufs = htons(8),
+			  .len = htonl(sizeof(ha)) },
+		.version = 0x30,
+		.max_adverts = 1,
+		.actrcvsz = htonl(SDP_BUF_SIZE),
+	};
+	struct rdma_conn_param param = {
+		.private_data = &ha,
+		.private_data_len = sizeof(ha),
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.rnr_retry_count = 7,
+	};
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct sockaddr_storage addr;
+	struct rdma_cm_event *ev;
+
+	memset(a, 0, sizeof(*a));
+	a->ec = rdma_create_event_channel();
+	CHECK(a->ec, "rdma_create_event_channel: %s", strerror(errno));
+	CHECK(rdma_create_id(a->ec, &a->lid, NULL, RDMA_PS_TCP) == 0,
+	      "rdma_create_id: %s", strerror(errno));
+	test_sockaddr(&addr, 0);
+	CHECK(rdma_bind_addr(a->lid, (struct sockaddr *)&addr) == 0,
+	      "rdma_bind_addr: %s", strerror(errno));
+	CHECK(rdma_listen(a->lid, 4) == 0, "rdma_listen: %s", strerror(errno));
+	sockaddr_set_port(&addr, ntohs(rdma_get_src_port(a->lid)));
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) < 0 &&
+	      errno == EINPROGRESS, "connect: %s", strerror(errno));
+	ev = passive_event(a, RDMA_CM_EVENT_CONNECT_REQUEST);
+	a->id = ev->id;
+	ha.ipv = a->id->route.addr.src_addr.sa_family == AF_INET6 ? 0x60 : 0x40;
+	rdma_ack_cm_event(ev);
+	a->pd = ibv_alloc_pd(a->id->verbs);
+	CHECK(a->pd, "ibv_alloc_pd: %s", strerror(errno));
+	a->cq = ibv_create_cq(a->id->verbs, 8, NULL, NULL, 0);
+	CHECK(a->cq, "ibv_create_cq: %s", strerror(errno));
+	attr.send_cq = a->cq;
+	attr.recv_cq = a->cq;
+	CHECK(rdma_create_qp(a->id, a->pd, &attr) == 0, "rdma_create_qp: %s",
+	      strerror(errno));
+	CHECK(rdma_accept(a->id, &param) == 0, "rdma_accept: %s",
+	      strerror(errno));
+}
+
+/*
+ * The CM id first, at once (the QP after it: what takes time waits), then
+ * the rest.
+ */
+static void passive_close(struct passive *a)
+{
+	struct ibv_qp *qp = a->id->qp;
+
+	rdma_destroy_id(a->id);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(a->cq);
+	ibv_dealloc_pd(a->pd);
+	rdma_destroy_id(a->lid);
+	rdma_destroy_event_channel(a->ec);
+}
+
+/* Messages of type @what the kernel's CM sent from the test port. */
+static long long cm_sent(const char *what)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/cm_tx_msgs/%s", TEST_IBDEV(),
+		 what);
+	return read_ull(path);
+}
+
+/*
+ * The peer's CM id went in the state "REP sent", or after the RTU: did
+ * the CM send a REJ (true) or a DREQ?  It counts a message once it is
+ * sent, after the call that sends it returned.
+ */
+static bool cm_sent_rej(long long rej, long long dreq)
+{
+	long long end = now_ms() + WAIT_MS;
+
+	while (cm_sent("rej") == rej && cm_sent("dreq") == dreq) {
+		CHECK(now_ms() < end, "neither a REJ nor a DREQ within %d ms",
+		      WAIT_MS);
+		usleep(2000);
+	}
+	return cm_sent("rej") > rej;
+}
+
+/*
+ * The passive side drops its half of a connection it accepted before the
+ * module's RTU reached it (as the module's own listener does when it is
+ * closed with the connection in its backlog): the CM sends the module a
+ * REJ, after the REP that established the module's socket.  TCP's RST to
+ * an established socket: connect() succeeded, and the socket then fails
+ * with ECONNRESET (its SO_ERROR already, if the reset came before the
+ * poll) -- not ECONNREFUSED, which is for a connect() that did not get
+ * through, and not counted as a completion error with a log line,
+ * although the CM moved the QP to the error state before it told the
+ * module why.
+ *
+ * It is a race.  The peer destroys its CM id right after rdma_accept():
+ * in the state "REP sent" the CM cancels the REP and sends a REJ; if the
+ * RTU got there first, the connection is up and a DREQ ends it instead
+ * (the CM's counts of messages sent tell which), which does not test
+ * this, nor does a REJ that overtakes the REP (connect() is refused).
+ * (rdma_reject() after rdma_accept() would send the REJ too, but 6.1's CM
+ * then leaves the REP's retries running, and destroying the id waits for
+ * them, a minute.)  So the case goes on until the REJ came after the REP
+ * 3 times, 300 attempts or 40 s at most (the suite gives a case 60 s),
+ * and needs it once.
+ */
+static void test_reset_before_rtu(void)
+{
+	long long cq_errors = sdp_stat("AbortOnCqError"), end, rej, dreq;
+	int i, fd, err, rtu_first = 0, overtook = 0, reset = 0;
+	struct peer l;
+
+	peer_listen(&l, 0, 0);	/* for the counts of sockets and resources */
+	CHECK(cm_sent("rej") >= 0, "no CM counters (cm_tx_msgs) in sysfs");
+	klog_start();
+	end = now_ms() + 40000;
+	for (i = 0; i < 300 && reset < 3 && now_ms() < end; i++) {
+		struct passive a;
+		char c;
+
+		fd = CHECK_OK(test_socket(SOCK_NONBLOCK));
+		rej = cm_sent("rej");
+		dreq = cm_sent("dreq");
+		passive_accept(&a, fd);
+		passive_close(&a);
+		if (!cm_sent_rej(rej, dreq)) {
+			rtu_first++;
+			goto next;
+		}
+		CHECK(wait_fd(fd, POLLOUT, WAIT_MS) & (POLLOUT | POLLERR),
+		      "connect() not over within %d ms", WAIT_MS);
+		err = sockopt_get(fd, SOL_SOCKET, SO_ERROR);
+		if (err == ECONNREFUSED) {
+			overtook++;
+			goto next;
+		}
+		reset++;
+		if (!err) {
+			CHECK(wait_fd(fd, POLLIN, WAIT_MS) & (POLLIN | POLLERR),
+			      "the reset not seen within %d ms", WAIT_MS);
+			err = recv(fd, &c, 1, 0) < 0 ? errno : 0;
+		}
+		CHECK(err == ECONNRESET,
+		      "after a REJ that came after the REP: %s, expected ECONNRESET",
+		      strerror(err));
+next:
+		CHECK(close(fd) == 0, "close: %s", strerror(errno));
+	}
+	tap_diag("%d attempts: the RTU first %d, the REJ first %d, reset %d",
+		 i, rtu_first, overtook, reset);
+	CHECK(reset, "no REJ came after the REP in %d attempts", i);
+	CHECK(sdp_stat("AbortOnCqError") == cq_errors,
+	      "AbortOnCqError %lld, %lld before: a reset counted as a completion error",
+	      sdp_stat("AbortOnCqError"), cq_errors);
+	CHECK(!klog_has("QP went to the error state"),
+	      "the module called the REJ's flush a QP error of its own");
+	peer_teardown(&l);
+}
+
+/*
  * The peer breaks the protocol before the module's side of the
  * connection is established (its message overtakes the RTU, which a peer
  * that drives its own QP sends when it likes): the connection must end
@@ -2491,6 +2693,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_data_after_close),
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),
+	TAP_TEST(test_reset_before_rtu),
 	TAP_TEST(test_rx_ring_grows),
 	TAP_TEST(test_rx_small_buffers),
 	TAP_TEST(test_rx_ring_shrinks),
