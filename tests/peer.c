@@ -570,21 +570,88 @@ static struct srcah zsend_read_by_peer(struct peer *p, bool inv)
 	return sa;
 }
 
+/* What the peer's buffer holds before a read that must bring nothing. */
+#define NOT_READ	0x5a
+
+/* The first @len bytes of @buf are all @c. */
+static bool all_bytes(const uint8_t *buf, size_t len, uint8_t c)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != c)
+			return false;
+	return true;
+}
+
+/* How an iWARP requester may see its operation end once it was refused. */
+static bool iwarp_refused_status(enum ibv_wc_status s)
+{
+	return s == IBV_WC_REM_ACCESS_ERR ||	/* the TERMINATE's reason */
+	       s == IBV_WC_LOC_QP_OP_ERR ||	/* it came while we sent */
+	       s == IBV_WC_WR_FLUSH_ERR;	/* the QP went to error first */
+}
+
+/*
+ * iWARP has no responder answer to an RDMA Write: the requester
+ * completes it once it has left over TCP, and the responder, which
+ * checks the STag, refuses it with a TERMINATE that puts the requester's
+ * QP in the error state later; a refused read gets no response either,
+ * and the QP's error flushes it.  So the operation ends in success (a
+ * write only) or one of iwarp_refused_status(), and the QP must go to
+ * the error state: siw's ibv_query_qp() does not report the state, but
+ * only a QP in the error state flushes its posted receives.
+ */
+static void iwarp_expect_refused(struct peer *p, enum ibv_wr_opcode op,
+				 unsigned int flushed, long long t0,
+				 const char *what)
+{
+	bool sent = op == IBV_WR_RDMA_WRITE && !p->tx_errors;
+
+	CHECK(sent || (p->tx_errors == 1 &&
+		       iwarp_refused_status(p->tx_status)),
+	      "%s: %u errors, last %s", what, p->tx_errors,
+	      ibv_wc_status_str(p->tx_status));
+	CHECK(!p->no_recv, "%s: no receive posted to show the QP's error",
+	      what);
+	CHECK(PEER_WAIT(p, p->rx_flushed > flushed, WAIT_MS),
+	      "%s: the peer's QP not in the error state within %d ms (no receive flushed)",
+	      what, WAIT_MS);
+	tap_diag("%s: %s, the peer's QP in the error state after %lld ms",
+		 what, sent ? "sent" : ibv_wc_status_str(p->tx_status),
+		 now_ms() - t0);
+}
+
 /*
  * Post RDMA operation @op of @len bytes at @raddr/@rkey of the module,
- * which must fail with a remote access error (it is the only error).
+ * which the module's side must refuse: a read brings no byte.  Where
+ * the responder answers (InfiniBand, RoCE) the operation fails with a
+ * remote access error, the only error; on iWARP see
+ * iwarp_expect_refused().  That a write changed nothing of the module's
+ * is the caller's to check.
  */
 static void peer_expect_access_error(struct peer *p, enum ibv_wr_opcode op,
 				     size_t len, uint64_t raddr, uint32_t rkey,
 				     const char *what)
 {
+	unsigned int flushed = p->rx_flushed;
+	long long t0 = now_ms();
+
 	p->completion_errors_ok = true;
+	if (op == IBV_WR_RDMA_READ)
+		memset(peer_big(p), NOT_READ, len);
 	peer_rdma(p, op, len, raddr, rkey);
 	CHECK(PEER_WAIT(p, p->tx_done == p->tx_posted, WAIT_MS),
 	      "%s did not complete", what);
-	CHECK(p->tx_errors == 1 && p->tx_status == IBV_WC_REM_ACCESS_ERR,
-	      "%s: %u errors, last %s", what, p->tx_errors,
-	      ibv_wc_status_str(p->tx_status));
+	if (test_provider_siw())
+		iwarp_expect_refused(p, op, flushed, t0, what);
+	else
+		CHECK(p->tx_errors == 1 &&
+		      p->tx_status == IBV_WC_REM_ACCESS_ERR,
+		      "%s: %u errors, last %s", what, p->tx_errors,
+		      ibv_wc_status_str(p->tx_status));
+	CHECK(op != IBV_WR_RDMA_READ || all_bytes(peer_big(p), len, NOT_READ),
+	      "%s brought data", what);
 }
 
 /*
@@ -642,8 +709,10 @@ static void test_zcopy_key_range(void)
 }
 
 /*
- * The module's key allows remote read only: an RDMA write through it
- * fails with a remote access error and the sender's buffer is unchanged.
+ * The module's key allows remote read only: an RDMA write through it is
+ * refused (peer_expect_access_error(); over iWARP the write completes at
+ * the peer, and the refusal comes later) and the sender's buffer is
+ * unchanged.
  */
 static void test_zcopy_key_read_only(void)
 {
