@@ -2269,12 +2269,10 @@ static void passive_close(struct passive *a)
 /* Messages of type @what the kernel's CM sent from the test port. */
 static long long cm_sent(const char *what)
 {
-	char path[256];
+	char rel[128];
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/cm_tx_msgs/%s", TEST_IBDEV(),
-		 what);
-	return read_ull(path);
+	snprintf(rel, sizeof(rel), "cm_tx_msgs/%s", what);
+	return port_read_ull(rel);
 }
 
 /*

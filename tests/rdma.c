@@ -27,16 +27,6 @@
 
 extern char **environ;
 
-static long long port_counter(const char *name)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", TEST_IBDEV(),
-		 name);
-	return read_ull(path);
-}
-
 static void transfer(int from, int to, size_t total)
 {
 	static char buf[256 * 1024];
@@ -136,12 +126,12 @@ static void test_bytes_go_over_rdma(void)
 		return;
 	}
 	net_pair(&c, &s);
-	s0 = port_counter("sent_pkts");
-	r0 = port_counter("rcvd_pkts");
+	s0 = port_hw_counter("sent_pkts");
+	r0 = port_hw_counter("rcvd_pkts");
 	CHECK(s0 >= 0 && r0 >= 0, "no hw_counters on %s", TEST_IBDEV());
 	transfer(c, s, total);
-	s1 = port_counter("sent_pkts");
-	r1 = port_counter("rcvd_pkts");
+	s1 = port_hw_counter("sent_pkts");
+	r1 = port_hw_counter("rcvd_pkts");
 	tap_diag("%zu bytes over SDP: sent_pkts +%lld, rcvd_pkts +%lld", total,
 		 s1 - s0, r1 - r0);
 	CHECK(s1 - s0 >= (long long)(total / 4096), "too few packets sent");
@@ -162,9 +152,9 @@ static void test_bytes_go_over_rdma(void)
 		c = CHECK_OK(socket(a.ss_family, SOCK_STREAM, 0));
 		CHECK_OK(connect(c, (struct sockaddr *)&a, alen));
 		s = CHECK_OK(accept(l, NULL, NULL));
-		s0 = port_counter("sent_pkts");
+		s0 = port_hw_counter("sent_pkts");
 		transfer(c, s, total);
-		s1 = port_counter("sent_pkts");
+		s1 = port_hw_counter("sent_pkts");
 		tap_diag("%zu bytes over TCP: sent_pkts +%lld", total, s1 - s0);
 		CHECK(s1 - s0 < 16, "TCP moved the rxe counters");
 		close(c);

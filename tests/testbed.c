@@ -28,15 +28,6 @@ static void port_file(char *buf, size_t size, const char *rel)
 		 rel);
 }
 
-static long long port_counter(const char *name)
-{
-	char path[256], rel[128];
-
-	snprintf(rel, sizeof(rel), "hw_counters/%s", name);
-	port_file(path, sizeof(path), rel);
-	return read_ull(path);
-}
-
 /* The "Tcp:" counter @name of /proc/net/snmp, -1 if absent. */
 static long long tcp_counter(const char *name)
 {
@@ -72,7 +63,7 @@ static long long dev_packets(bool sent)
 {
 	if (test_provider_siw())
 		return tcp_counter(sent ? "OutSegs" : "InSegs");
-	return port_counter(sent ? "sent_pkts" : "rcvd_pkts");
+	return port_hw_counter(sent ? "sent_pkts" : "rcvd_pkts");
 }
 
 static void test_port_active(void)

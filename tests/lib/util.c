@@ -115,6 +115,23 @@ long long read_ull(const char *path)
 	return strtoll(buf, NULL, 10);
 }
 
+long long port_read_ull(const char *rel)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/%s",
+		 TEST_IBDEV(), rel);
+	return read_ull(path);
+}
+
+long long port_hw_counter(const char *name)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "hw_counters/%s", name);
+	return port_read_ull(rel);
+}
+
 bool sdp_loaded(void)
 {
 	char state[32];

@@ -79,6 +79,14 @@ int write_file(const char *path, const char *value);
 int read_file(const char *path, char *buf, size_t size);
 /* Read an unsigned integer from a file; -1 on error. */
 long long read_ull(const char *path);
+/*
+ * ... from @rel under the test device's port 1 in sysfs
+ * (/sys/class/infiniband/<TEST_IBDEV>/ports/1/<rel>, for example
+ * "hw_counters/sent_pkts" or "cm_tx_msgs/rej"); -1 on error.
+ */
+long long port_read_ull(const char *rel);
+/* The port's hw_counters/@name (Soft-RoCE's packet counters); -1 if absent. */
+long long port_hw_counter(const char *name);
 
 /*
  * RDMA resources of every device, as `rdma resource show` counts them
