@@ -121,8 +121,18 @@ static bool no_sdp_sockets(void *arg)
 /* Sockets closed by earlier tests finish their teardown first. */
 void wait_no_sockets(void)
 {
-	CHECK(wait_until(no_sdp_sockets, NULL, 30000),
-	      "%d SDP sockets still exist", proc_net_sdp_count());
+	char *out, *line, *save;
+	int st;
+
+	if (wait_until(no_sdp_sockets, NULL, 30000))
+		return;
+	/* Say which sockets, in which state and with which timers. */
+	out = run_capture("cat /proc/net/sdp; tools/bin/sdpstat -a -e", &st);
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		tap_diag("%s", line);
+	free(out);
+	CHECK(0, "%d SDP sockets still exist", proc_net_sdp_count());
 }
 
 size_t msgs_for(size_t bytes)
