@@ -218,7 +218,7 @@ bool sdp_abort_in_flight(const struct sdp_sock *ssk)
 	return test_bit(SDP_C_ABORT_SENT, &ssk->conn.flags) &&
 	       ssk->conn.ctrl_tail != ssk->conn.ctrl_head &&
 	       time_before(jiffies, ssk->conn.abort_sent + SDP_ABORT_DELIVERY) &&
-	       !(ssk->conn.sdev && READ_ONCE(ssk->conn.sdev->removing));
+	       !sdp_device_removing(ssk->conn.sdev);
 }
 
 /*
@@ -545,6 +545,13 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	qp = test_bit(SDP_C_QP, &ssk->conn.flags);
 	if (qp && test_bit(SDP_C_QP_FATAL, &ssk->conn.flags))
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
+	/*
+	 * Whichever comes first, the device removal's scan or this work,
+	 * the connection is aborted before it lets go of the device below:
+	 * a socket left established without a QP would wait for ever.
+	 */
+	if (sdp_device_removing(ssk->conn.sdev))
+		__sdp_abort(ssk, SDP_ABORT_REASON_DEVICE_REMOVAL, -ENETDOWN);
 	held = sdp_abort_in_flight(ssk);
 	if (held)	/* come back when the wait for it is over */
 		*again = ssk->conn.abort_sent + SDP_ABORT_DELIVERY - jiffies + 1;
@@ -583,7 +590,7 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	 */
 	destroy = ssk->id && !ssk->conn.zc_busy && !held &&
 		  ((sock_flag(sk, SOCK_DEAD) && sk->sk_state == TCP_CLOSE) ||
-		   (ssk->conn.sdev && READ_ONCE(ssk->conn.sdev->removing)) ||
+		   sdp_device_removing(ssk->conn.sdev) ||
 		   (test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 		    !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) && !ssk->parent));
 	spin_unlock_bh(&ssk->lock);

@@ -149,7 +149,7 @@ static bool sdp_cq_flush_explained(struct sdp_sock *ssk)
 	return !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) ||
 	       test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
 	       test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) ||
-	       ssk->conn.zc_rx.rd_err || READ_ONCE(ssk->conn.sdev->removing);
+	       ssk->conn.zc_rx.rd_err || sdp_device_removing(ssk->conn.sdev);
 }
 
 /*

@@ -45,4 +45,10 @@ void sdp_device_put(struct sdp_device *sdev);
 int sdp_device_vector_get(struct sdp_device *sdev);
 void sdp_device_vector_put(struct sdp_device *sdev, int vector);
 
+/* Is @sdev (a connection's device, or NULL) going away? */
+static inline bool sdp_device_removing(const struct sdp_device *sdev)
+{
+	return sdev && READ_ONCE(sdev->removing);
+}
+
 #endif /* _SDP_DEV_H */

@@ -484,6 +484,103 @@ static void test_device_removal(void)
 	close(s[0]);
 }
 
+/* One end of a connection that streams until an error ends it. */
+struct streamer {
+	int fd;
+	bool writer;
+	int err;	/* the errno that ended it; 0: end of stream */
+	pthread_t thr;
+};
+
+static void *stream_until_error(void *arg)
+{
+	struct streamer *st = arg;
+	static char buf[1024];
+	ssize_t n;
+
+	do {
+		n = st->writer ? send(st->fd, buf, sizeof(buf), MSG_NOSIGNAL) :
+				 recv(st->fd, buf, sizeof(buf), 0);
+	} while (n > 0);
+	st->err = n < 0 ? errno : 0;
+	return NULL;
+}
+
+#define STREAM_PAIRS	32
+#define STREAM_ROUNDS	5
+
+/*
+ * One round: STREAM_PAIRS connections stream, the device goes away, and
+ * every end must stop within 10 s with ENETDOWN or ECONNRESET; the
+ * device comes back.  Returns how many ends did not.
+ */
+static int stream_and_remove(void)
+{
+	const char *del[] = { "rdma", "link", "delete", TEST_IBDEV(), NULL };
+	static struct streamer st[2 * STREAM_PAIRS];
+	long long deadline;
+	int i, bad = 0;
+
+	memset(st, 0, sizeof(st));
+	for (i = 0; i < STREAM_PAIRS; i++) {
+		net_pair(&st[2 * i].fd, &st[2 * i + 1].fd);
+		st[2 * i].writer = true;
+	}
+	for (i = 0; i < 2 * STREAM_PAIRS; i++)
+		CHECK(pthread_create(&st[i].thr, NULL, stream_until_error,
+				     &st[i]) == 0, "thread");
+	sleep_ms_poll(1000);
+	CHECK(run(del) == 0, "rdma link delete failed");
+	deadline = now_ms() + 10000;
+	for (i = 0; i < 2 * STREAM_PAIRS; i++) {
+		const char *end = st[i].writer ? "sender" : "receiver";
+		long long left = deadline - now_ms();
+
+		if (join_ms(st[i].thr, left > 1 ? (int)left : 1)) {
+			tap_diag("%s %d still blocked 10 s after the removal",
+				 end, i / 2);
+			bad++;
+		} else if (!is_reset(st[i].err)) {
+			tap_diag("%s %d ended with %s", end, i / 2,
+				 st[i].err ? errname(st[i].err) : "end of stream");
+			bad++;
+		}
+	}
+	for (i = 0; i < 2 * STREAM_PAIRS; i++)
+		close(st[i].fd);
+	device_back();
+	return bad;
+}
+
+/*
+ * `rdma link delete` while connections stream and their deferred work
+ * runs all the time (ring idle timers of 1 ms): a connection whose own
+ * work ran after the device began to go away, before the removal's scan
+ * reached it, let go of its QP without being aborted, and its sender
+ * and receiver waited for ever (one round in four, before the fix).
+ */
+static void test_device_removal_under_traffic(void)
+{
+	char tx_idle[32], rx_idle[32];
+	int r, bad = 0;
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	CHECK(!read_file("/proc/sys/net/sdp/tx_idle_ms", tx_idle,
+			 sizeof(tx_idle)) &&
+	      !read_file("/proc/sys/net/sdp/rx_idle_ms", rx_idle,
+			 sizeof(rx_idle)), "net.sdp.*_idle_ms");
+	CHECK(!write_file("/proc/sys/net/sdp/tx_idle_ms", "1") &&
+	      !write_file("/proc/sys/net/sdp/rx_idle_ms", "1"),
+	      "set net.sdp.*_idle_ms");
+	for (r = 0; r < STREAM_ROUNDS && !bad; r++)
+		bad = stream_and_remove();
+	write_file("/proc/sys/net/sdp/tx_idle_ms", tx_idle);
+	write_file("/proc/sys/net/sdp/rx_idle_ms", rx_idle);
+	CHECK(!bad, "round %d: %d of %d ends never learned that the device went away",
+	      r, bad, 2 * STREAM_PAIRS);
+}
+
 /*
  * A server on a fixed port whose device goes away and comes back: its
  * listener gets the error, the server closes it and listens on the same
@@ -522,6 +619,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_qperf_sdp),
 	TAP_TEST(test_tcp_port_of_listener),
 	TAP_TEST(test_device_removal),
+	TAP_TEST(test_device_removal_under_traffic),
 	TAP_TEST(test_relisten_after_device_removal),
 };
 
