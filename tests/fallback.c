@@ -1497,16 +1497,19 @@ struct race_worker {
 };
 
 /*
- * One worker: SDP sockets with fallback on (a timeout of 1 ms to 1 s:
+ * One worker: SDP sockets with fallback on (a timeout of 1 ms to 3 s:
  * the short ones race the CM's answer, the long one lets a rejection
  * come first also where the CM answers slowly, as on a debug kernel),
  * blocking or not, to a random destination, and then at once or a
  * little later one of: close, a second connect(), data, a shutdown, a
- * reset.  Every blocking call is bounded by 200 ms socket timeouts.
+ * reset, or a wait for the outcome.  Every blocking call is bounded by
+ * 200 ms socket timeouts, the wait for the outcome by 4 s: under this
+ * load the debug kernel's CM took over 500 ms to reject, and a wait of
+ * 300 ms saw no rejection in 90 s of races in one run (2026-12-05).
  */
 static void *race_worker(void *arg)
 {
-	static const int tmo[] = { 1, 10, 50, 1000 };
+	static const int tmo[] = { 1, 10, 50, 3000 };
 	struct race_worker *rw = arg;
 	struct race *r = rw->r;
 	struct timeval tv = { 0, 200000 };
@@ -1565,7 +1568,7 @@ static void *race_worker(void *arg)
 				   shutdown(fd, rand_r(&seed) % 3));
 			break;
 		case 4:		/* wait for the outcome; count it */
-			poll(&(struct pollfd){ fd, POLLOUT, 0 }, 1, 300);
+			poll(&(struct pollfd){ fd, POLLOUT, 0 }, 1, 4000);
 			len = sizeof(info);
 			ret = getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len);
 			race_check(r, "SDP_INFO", ret);
@@ -1609,7 +1612,7 @@ static bool race_all_seen(struct race *r, const struct stats *before)
  * RACE_MAX_MS: a slow kernel needs longer to see a rejection win its
  * race), workers make connects with fallback on to a TCP-only
  * listener (rejected), to a port whose RDMA CM never answers (given up
- * after 1 ms to 1 s: unreachable), to an SDP listener with fallback on
+ * after 1 ms to 3 s: unreachable), to an SDP listener with fallback on
  * (SDP) and to a port nobody has (refused by both), and close, reset,
  * shut down or connect again at once or a little later, while another
  * thread shuts the same sockets down and reads their state.  The
