@@ -32,6 +32,8 @@
 #   make bench-pairs   the verbs-relative ratios as back-to-back pairs
 #   make bench-latency latency percentiles of SDP, TCP and verbs, and
 #                      what one socket call costs in the guest
+#   make trace-pingpong where one round trip's time goes: each hop and
+#                      the thread that runs it (kprobes, sched events)
 #   make bench-scale   many connections: idle memory per connection,
 #                      connection rate (also rsockets), 64 streams
 #   make lint          W=1 build, sparse and checkpatch, failing on any
@@ -111,7 +113,8 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
 	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
-	bench-latency bench-latency-vm bench-scale bench-scale-vm \
+	bench-latency bench-latency-vm trace-pingpong trace-pingpong-vm \
+	bench-scale bench-scale-vm \
 	lint checkpatch doc-sync dkms-test deps clean install install-files uninstall \
 	install-module install-headers dkms-src test-progs dist rpm deb debs check-packages \
 	check-packages-run
@@ -340,6 +343,15 @@ bench-latency: deps
 
 bench-latency-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-latency
+
+# One round trip's timeline: the threads it crosses and each hop's cost
+# (scripts/trace-pingpong in the guest, scripts/trace-timeline here).
+trace-pingpong: deps
+	$(MAKE) trace-pingpong-vm
+
+trace-pingpong-vm: all test-progs
+	tests/vm/run --kernel-dir $(KDIR) -- scripts/trace-pingpong > trace-pingpong.out
+	scripts/trace-timeline trace-pingpong.out
 
 # Installation.
 #   install         install-module + install-files (+ depmod)
