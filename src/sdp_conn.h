@@ -127,8 +127,10 @@ enum {
  * sdp_conn::flags (SDP_C_*): the connection's state, under sdp_sock::lock,
  * so that whoever holds it sees them agree with the rings, credits and
  * sk_state (the completion handlers test them under it); except DEV_GONE,
- * set under sdp_sock_list_lock (sdp_diag.c) by the device scan, and
- * QP_FATAL, set in whatever context the device reports an error event.
+ * set under sdp_sock_list_lock (sdp_diag.c) by the device scan,
+ * QP_FATAL, set in whatever context the device reports an error event,
+ * and CQ_WAITER and CQ_KICK, the hand-over of a CQ event to a reader
+ * (sdp_cq.c), whose own barriers order them.
  */
 enum {
 	SDP_C_QP,		/* QP, CQ and rings exist */
@@ -177,6 +179,13 @@ enum {
 				 * ours explains: sdp_work() waits for the
 				 * CM's event, then aborts
 				 * (sdp_cq_flush_verdict())
+				 */
+	SDP_C_CQ_WAITER,	/* a reader sleeps and will poll the CQ
+				 * itself if handed its event
+				 * (sdp_cq_wait_begin())
+				 */
+	SDP_C_CQ_KICK,		/* the CQ's event, handed to that reader
+				 * (sdp_cq_event())
 				 */
 };
 

@@ -9,7 +9,9 @@
  * processed in softirq context (irq_poll, scheduled by the CQ's
  * completion event) or, while a reader waits for data, by the reader
  * itself polling the CQ for a short while before it sleeps (OFED's
- * recv_poll; SO_BUSY_POLL or the net.sdp.recv_poll sysctl).  Both go
+ * recv_poll; SO_BUSY_POLL or the net.sdp.recv_poll sysctl), or once it
+ * sleeps, by the reader woken with the CQ's event when the device
+ * reports it from a thread (sdp_cq_event()).  All go
  * through sdp_cq_process() under sdp_conn::poll_lock, so that
  * completions are handled one at a time and in order: ib_alloc_cq()'s
  * own polling could not be shared that way, hence ib_create_cq() here.
@@ -299,11 +301,74 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 	return completed ? 0 : done;
 }
 
+/*
+ * Wake the reader handed the CQ's event.  It may have woken and left
+ * already (it takes the event as it goes, sdp_cq_wait_end()), and its
+ * socket been closed since: an orphan has no wait queue.
+ */
+static void sdp_cq_wake_reader(struct sdp_sock *ssk)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(ssk->sk.sk_wq);
+	if (wq)
+		wake_up_interruptible(&wq->wait);
+	rcu_read_unlock();
+}
+
 static void sdp_cq_event(struct ib_cq *cq, void *ctx)
 {
 	struct sdp_sock *ssk = ctx;
 
+	/*
+	 * A device that completes from a thread (Soft-RoCE since Linux
+	 * 6.4 calls this from its workqueue, interrupts off) would have
+	 * irq_poll wake ksoftirqd, which then wakes the reader: two
+	 * wakeups per message.  A reader asleep in recvmsg() takes the
+	 * event instead and polls the CQ itself (sdp_cq_wait_end()): one.
+	 * Whoever clears CQ_KICK owns the event.
+	 */
+	if (!in_interrupt() && test_bit(SDP_C_CQ_WAITER, &ssk->conn.flags)) {
+		set_bit(SDP_C_CQ_KICK, &ssk->conn.flags);
+		/* Pairs with the barrier in sdp_cq_wait_end(). */
+		smp_mb__after_atomic();
+		if (test_bit(SDP_C_CQ_WAITER, &ssk->conn.flags)) {
+			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CQ_HANDOFFS);
+			sdp_cq_wake_reader(ssk);
+			return;
+		}
+		if (!test_and_clear_bit(SDP_C_CQ_KICK, &ssk->conn.flags))
+			return;		/* the reader took it as it woke */
+	}
 	irq_poll_sched(&ssk->conn.iop);
+}
+
+/*
+ * A reader is about to sleep for data, sk_sleep()'s entry added: CQ
+ * events may be handed to it until sdp_cq_wait_end().
+ */
+void sdp_cq_wait_begin(struct sdp_sock *ssk)
+{
+	set_bit(SDP_C_CQ_WAITER, &ssk->conn.flags);
+}
+
+/*
+ * The reader woke, before it takes lock_sock() again (whose holder may
+ * wait for these completions): if it was handed the CQ's event, it
+ * handles the CQ here, in its own context -- irq_poll's softirq runs as
+ * BHs are enabled again, and re-arms the CQ.
+ */
+void sdp_cq_wait_end(struct sdp_sock *ssk)
+{
+	clear_bit(SDP_C_CQ_WAITER, &ssk->conn.flags);
+	/* Pairs with the barrier in sdp_cq_event(). */
+	smp_mb__after_atomic();
+	if (!test_and_clear_bit(SDP_C_CQ_KICK, &ssk->conn.flags))
+		return;
+	local_bh_disable();
+	irq_poll_sched(&ssk->conn.iop);
+	local_bh_enable();
 }
 
 /*

@@ -39,6 +39,8 @@ void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 int sdp_cq_create(struct sdp_sock *ssk, int ncqe);
 unsigned long sdp_cq_flush_verdict(struct sdp_sock *ssk);
 void sdp_cq_process_pending(struct sdp_sock *ssk);
+void sdp_cq_wait_begin(struct sdp_sock *ssk);
+void sdp_cq_wait_end(struct sdp_sock *ssk);
 void sdp_cq_destroy(struct sdp_sock *ssk);
 void sdp_busy_poll(struct sock *sk, bool (*done)(struct sock *sk, size_t arg),
 		   size_t arg);

@@ -92,3 +92,4 @@ SDP_MIB(PERSIST_PROBES, "PersistProbes")	/* ... while data waits */
 /* busy polling (sdp_busy_poll()) */
 SDP_MIB(BUSY_POLL_HITS, "BusyPollHits")		/* found what it waited for */
 SDP_MIB(BUSY_POLL_YIELDS, "BusyPollYields")	/* another task was runnable */
+SDP_MIB(CQ_HANDOFFS, "CqHandoffs")	/* a CQ event handed to the reader */

@@ -788,6 +788,27 @@ static int sdp_recv_urg(struct sock *sk, struct msghdr *msg, size_t len,
 	return -EINVAL;
 }
 
+/*
+ * Sleep until data may be there, as sk_wait_event() does, with the CQ's
+ * events handed to us meanwhile (sdp_cq_wait_begin()).  Those are
+ * handled before lock_sock() is taken again: its holder may be waiting
+ * for exactly those completions (ib_drain_qp() in sdp_conn_free()).
+ */
+static void sdp_rx_wait(struct sock *sk, long *timeo, size_t peeked,
+			struct wait_queue_entry *wait)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	add_wait_queue(sk_sleep(sk), wait);
+	sdp_cq_wait_begin(ssk);
+	release_sock(sk);
+	if (!sdp_rx_ready(sk, peeked))
+		*timeo = wait_woken(wait, TASK_INTERRUPTIBLE, *timeo);
+	sdp_cq_wait_end(ssk);
+	lock_sock(sk);
+	remove_wait_queue(sk_sleep(sk), wait);
+}
+
 int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags)
 {
@@ -900,9 +921,7 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		sdp_busy_poll(sk, sdp_rx_ready, peeked);
 		if (sdp_rx_ready(sk, peeked))
 			continue;
-		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, &timeo, sdp_rx_ready(sk, peeked), &wait);
-		remove_wait_queue(sk_sleep(sk), &wait);
+		sdp_rx_wait(sk, &timeo, peeked, &wait);
 	}
 
 	/* SO_PEEK_OFF moves on with a peek, back with a read. */

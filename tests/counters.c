@@ -53,12 +53,13 @@ static void test_counters_transfer(void)
 		"DisConnTx", "DisConnRx", "CreditUpdatesTx",
 		"CreditUpdatesRx", "CreditStalls", "CurrEstab",
 		/*
-		 * the blocking reads may poll, a wait for credits longer
-		 * than 1 s sends a persist probe, and a sender quiet for
+		 * the blocking reads may poll or be handed the CQ's
+		 * event, a wait for credits longer than 1 s sends a
+		 * persist probe, and a sender quiet for
 		 * net.sdp.tx_idle_ms before the close gives its send
 		 * buffers back: timing decides
 		 */
-		"BusyPollHits", "BusyPollYields", "PersistProbes",
+		"BusyPollHits", "BusyPollYields", "CqHandoffs", "PersistProbes",
 		"TxRingReleases", "RxRingGrows", "ChRcvBufAckTx",
 		"ChRcvBufAckRx", NULL
 	};
@@ -152,6 +153,7 @@ static void test_counters_orderly_close_race(void)
 		"BcopyTxBytes", "BcopyTxMsgs", "BcopyRxBytes", "BcopyRxMsgs",
 		"DisConnTx", "DisConnRx", "CreditUpdatesTx", "CreditUpdatesRx",
 		"CreditStalls", "CurrEstab", "BusyPollHits", "BusyPollYields",
+		"CqHandoffs",		/* the reads sleep: as they poll */
 		"TxRingReleases", NULL	/* a round slower than tx_idle_ms */
 	};
 	const int rounds = 120;

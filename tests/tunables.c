@@ -389,6 +389,49 @@ static void test_busy_poll_yields_cpu(void)
 	      (double)t_poll / t_off);
 }
 
+/*
+ * A reader asleep for data is handed the CQ's event when the device
+ * reports it from a thread (6.12's Soft-RoCE, from its workqueue) and
+ * handles the CQ itself, sparing the softirq's wakeup of ksoftirqd
+ * (CqHandoffs); where the device reports it in interrupt context (6.1's
+ * Soft-RoCE, from a tasklet) nothing is handed over.  Nothing polls
+ * (recv_poll 0), so every receive sleeps.
+ */
+static void test_cq_handoff(void)
+{
+	struct stats before, after;
+	long long handoffs;
+	int c, s, cpu[2];
+	bool thread;
+
+	if (test_provider_siw())
+		tap_skip("siw completes both from softirqs and from a thread");
+	thread = kernel_at_least(6, 4);
+	if (!allowed_cpus(cpu, 2))
+		cpu[1] = cpu[0];
+	sysctl_defaults();
+	net_pair(&c, &s);
+	CHECK_OK(sysctl_write("recv_poll", 0));
+	ping_pong(c, cpu[0], s, cpu[1], 10);	/* warm up */
+	stats_read(&before);
+	ping_pong(c, cpu[0], s, cpu[1], 100);
+	stats_read(&after);
+	handoffs = DELTA("CqHandoffs");
+	sysctl_defaults();
+	close(c);
+	close(s);
+
+	tap_diag("100 round trips, nothing polling: CqHandoffs +%lld", handoffs);
+	if (thread)
+		CHECK(handoffs >= 100,
+		      "Soft-RoCE completes from its workqueue here, but only %lld of 200 receives were handed the CQ's event",
+		      handoffs);
+	else
+		CHECK(handoffs == 0,
+		      "Soft-RoCE completes in a tasklet here, yet %lld events were handed to a reader",
+		      handoffs);
+}
+
 /* ---- module parameters ---- */
 
 /* recv_poll is bounds-checked at load and seeds net.sdp.recv_poll. */
@@ -439,6 +482,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_sysctl_fin_timeout_applies),
 	TAP_TEST(test_busy_poll_settings),
 	TAP_TEST(test_busy_poll_yields_cpu),
+	TAP_TEST(test_cq_handoff),
 	TAP_TEST(test_module_parameters),
 };
 
