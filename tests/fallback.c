@@ -1186,19 +1186,40 @@ struct silent_cm {
 	struct rdma_cm_id *id;
 };
 
-/* ... on the test address, any port: the address and port in @addr. */
-static void silent_cm_open(struct silent_cm *s, struct sockaddr_storage *addr)
+/*
+ * ... on the test address, any port, and a TCP listener on the same port:
+ * the address and port in @addr, the TCP listener returned.  The RDMA
+ * CM's port space is not TCP's, so the port it picks may be TCP's
+ * already (an earlier test's connection in TIME_WAIT): then another.
+ */
+static int silent_cm_open(struct silent_cm *s, struct sockaddr_storage *addr,
+			  int backlog)
 {
+	int l, tries = 0;
+
 	s->ec = rdma_create_event_channel();
 	CHECK(s->ec, "rdma_create_event_channel: %s", strerror(errno));
-	CHECK(rdma_create_id(s->ec, &s->id, NULL, RDMA_PS_TCP) == 0,
-	      "rdma_create_id: %s", strerror(errno));
-	test_sockaddr(addr, 0);
-	CHECK(rdma_bind_addr(s->id, (struct sockaddr *)addr) == 0, "bind: %s",
-	      strerror(errno));
-	CHECK(rdma_listen(s->id, 1024) == 0, "rdma_listen: %s",
-	      strerror(errno));
-	sockaddr_set_port(addr, ntohs(rdma_get_src_port(s->id)));
+	for (;;) {
+		CHECK(rdma_create_id(s->ec, &s->id, NULL, RDMA_PS_TCP) == 0,
+		      "rdma_create_id: %s", strerror(errno));
+		test_sockaddr(addr, 0);
+		CHECK(rdma_bind_addr(s->id, (struct sockaddr *)addr) == 0,
+		      "bind: %s", strerror(errno));
+		CHECK(rdma_listen(s->id, 1024) == 0, "rdma_listen: %s",
+		      strerror(errno));
+		sockaddr_set_port(addr, ntohs(rdma_get_src_port(s->id)));
+		l = socket(addr->ss_family, SOCK_STREAM, 0);
+		CHECK(l >= 0, "socket: %s", strerror(errno));
+		if (bind(l, (struct sockaddr *)addr, sockaddr_len(addr)) == 0)
+			break;
+		CHECK(errno == EADDRINUSE && ++tries < 20,
+		      "bind TCP to the RDMA CM's port %d: %s",
+		      sockaddr_port(addr), strerror(errno));
+		close(l);
+		rdma_destroy_id(s->id);
+	}
+	CHECK_OK(listen(l, backlog));
+	return l;
 }
 
 /* Reject what came in, then let go. */
@@ -1238,10 +1259,7 @@ static void test_fallback_unreachable(void)
 	int l, fd, s, i;
 	long long t0, ms;
 
-	silent_cm_open(&cm, &addr);
-	l = socket(addr.ss_family, SOCK_STREAM, 0);
-	CHECK_OK(bind(l, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	CHECK_OK(listen(l, 8));
+	l = silent_cm_open(&cm, &addr, 8);
 
 	fd = sdp_socket(1, 0);
 	CHECK(sockopt_get(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT) == 3000,
@@ -1637,12 +1655,7 @@ static void test_fallback_races(void)
 		r.slot[i] = -1;
 	r.lsn[RACE_TCP] = tcp_listener(&r.dst[RACE_TCP]);
 	/* The silent RDMA CM, and TCP on its port. */
-	silent_cm_open(&cm, &r.dst[RACE_SILENT]);
-	l = socket(r.dst[RACE_SILENT].ss_family, SOCK_STREAM, 0);
-	CHECK_OK(bind(l, (struct sockaddr *)&r.dst[RACE_SILENT],
-		      sockaddr_len(&r.dst[RACE_SILENT])));
-	CHECK_OK(listen(l, 64));
-	r.lsn[RACE_SILENT] = l;
+	r.lsn[RACE_SILENT] = silent_cm_open(&cm, &r.dst[RACE_SILENT], 64);
 	/* SDP, with fallback on: TCP on its port too. */
 	l = sdp_socket(1, 0);
 	test_sockaddr(&r.dst[RACE_SDP], 0);
@@ -2195,10 +2208,7 @@ static void test_fallback_cache_not_poisoned(void)
 	struct silent_cm cm;
 	int l, c, s, st;
 
-	silent_cm_open(&cm, &addr);
-	l = socket(addr.ss_family, SOCK_STREAM, 0);
-	CHECK_OK(bind(l, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	CHECK_OK(listen(l, 8));
+	l = silent_cm_open(&cm, &addr, 8);
 	CHECK(write_file(FB_TIMEOUT_SYSCTL, "300") == 0, "write %s",
 	      FB_TIMEOUT_SYSCTL);
 
