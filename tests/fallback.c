@@ -1385,6 +1385,7 @@ static void test_fallback_example(void)
 #define RACE_WORKERS	4
 #define RACE_MS		5000	/* at least this long */
 #define RACE_MAX_MS	90000	/* and until every outcome was seen */
+#define RACE_WITNESS_MS	30000	/* the witness's wait for one outcome */
 #define RACE_ACCEPTED	32
 
 enum { RACE_TCP, RACE_SILENT, RACE_SDP, RACE_NOBODY, RACE_DSTS };
@@ -1610,6 +1611,57 @@ static void *race_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * The witness: beside the workers, one connect() at a time, in turn to
+ * the rejecting, the silent and the SDP destination, each waited for
+ * (RACE_WITNESS_MS at most, a failure if it takes longer), with a
+ * fallback timeout long enough for a slow CM's answer or, to the silent
+ * one, short.  The workers' outcomes come by chance (another thread may
+ * shut the socket down first); the witness's come whatever the races do
+ * to the CM, so each outcome is seen on a slow kernel too.
+ */
+static void *race_witness(void *arg)
+{
+	static const struct { int dst, ms; } turn[] = {
+		{ RACE_TCP, 10000 }, { RACE_SILENT, 100 }, { RACE_SDP, 10000 },
+	};
+	struct race *r = arg;
+	struct sdp_info info;
+	socklen_t len;
+	int fd, d, n = 0;
+	long ret;
+
+	while (!atomic_load(&r->stop) && !atomic_load(&r->failed)) {
+		d = turn[n % 3].dst;
+		fd = socket(AF_INET_SDP, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		race_check(r, "socket (witness)", fd);
+		if (fd < 0)
+			break;
+		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &(int){ 1 },
+			   sizeof(int));
+		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT,
+			   &turn[n++ % 3].ms, sizeof(int));
+		race_check(r, "connect (witness)",
+			   connect(fd, (void *)&r->dst[d],
+				   sockaddr_len(&r->dst[d])));
+		ret = poll(&(struct pollfd){ fd, POLLOUT, 0 }, 1,
+			   RACE_WITNESS_MS);
+		if (ret == 0 && !atomic_exchange(&r->failed, true))
+			snprintf(r->why, sizeof(r->why),
+				 "the witness's connect() to destination %d had no outcome in %d ms",
+				 d, RACE_WITNESS_MS);
+		len = sizeof(info);
+		ret = getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len);
+		race_check(r, "SDP_INFO (witness)", ret);
+		if (ret == 0 && info.sdpi_transport == SDP_TRANSPORT_TCP)
+			atomic_fetch_add(&r->fallbacks, 1);
+		else if (ret == 0 && d == RACE_SDP)
+			atomic_fetch_add(&r->sdp, 1);
+		close(fd);
+	}
+	return NULL;
+}
+
 /* Has every outcome the races must include happened since @before? */
 static bool race_all_seen(struct race *r, const struct stats *before)
 {
@@ -1633,15 +1685,17 @@ static bool race_all_seen(struct race *r, const struct stats *before)
  * after 1 ms to 3 s: unreachable), to an SDP listener with fallback on
  * (SDP) and to a port nobody has (refused by both), and close, reset,
  * shut down or connect again at once or a little later, while another
- * thread shuts the same sockets down and reads their state.  The
- * negative cache is off, so that every connect() makes its SDP attempt.
+ * thread shuts the same sockets down and reads their state, and a
+ * witness connects to one destination at a time and waits for each
+ * outcome.  The negative cache is off, so that every connect() makes
+ * its SDP attempt.
  * Every call returns (bounded), with an error TCP could give; fallbacks
  * happened; afterwards no socket, CM id or QP is left.
  */
 static void test_fallback_races(void)
 {
 	struct race_worker rw[RACE_WORKERS];
-	pthread_t wt[RACE_WORKERS], at, ct;
+	pthread_t wt[RACE_WORKERS], at, ct, wit;
 	struct stats before, after;
 	struct rdma_res base, now;
 	struct silent_cm cm;
@@ -1673,6 +1727,7 @@ static void test_fallback_races(void)
 	stats_read(&before);
 	CHECK(pthread_create(&at, NULL, race_acceptor, &r) == 0, "thread");
 	CHECK(pthread_create(&ct, NULL, race_chaos, &r) == 0, "thread");
+	CHECK(pthread_create(&wit, NULL, race_witness, &r) == 0, "thread");
 	for (i = 0; i < RACE_WORKERS; i++) {
 		rw[i] = (struct race_worker){ &r, i };
 		CHECK(pthread_create(&wt[i], NULL, race_worker, &rw[i]) == 0,
@@ -1686,8 +1741,9 @@ static void test_fallback_races(void)
 	for (i = 0; i < RACE_WORKERS; i++)
 		CHECK(join_ms(wt[i], 30000) == 0,
 		      "worker %d did not return within 30 s", i);
-	CHECK(join_ms(ct, 30000) == 0 && join_ms(at, 30000) == 0,
-	      "a helper thread did not return within 30 s");
+	CHECK(join_ms(ct, 30000) == 0 && join_ms(at, 30000) == 0 &&
+	      join_ms(wit, RACE_WITNESS_MS + 5000) == 0,
+	      "a helper thread did not return in time");
 	stats_read(&after);
 	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
 	      FB_CACHE_SYSCTL);
