@@ -273,6 +273,23 @@ static inline int sdp_wait_check(long timeo)
 	return 0;
 }
 
+/*
+ * Wake the socket's sleepers in @mode: TASK_INTERRUPTIBLE, the socket
+ * calls' waits; TASK_NORMAL, the uninterruptible zero-copy waits too.
+ * From any context: the socket may be an orphan by now, without a wait
+ * queue.
+ */
+static inline void sdp_sock_wake(struct sdp_sock *ssk, unsigned int mode)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(ssk->sk.sk_wq);
+	if (wq)
+		__wake_up(&wq->wait, mode, 0, NULL);
+	rcu_read_unlock();
+}
+
 /* Can the QP carry our messages: it exists, no abort, no disconnect? */
 static inline bool sdp_tx_usable(const struct sdp_sock *ssk)
 {

@@ -192,7 +192,7 @@ void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err)
 		sk->sk_state_change(sk);
 		sk_error_report(sk);
 	}
-	sdp_zc_wake(ssk);	/* zero-copy waits are uninterruptible */
+	sdp_sock_wake(ssk, TASK_NORMAL);	/* zero-copy waits are uninterruptible */
 }
 
 void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err)

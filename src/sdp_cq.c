@@ -301,22 +301,6 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 	return completed ? 0 : done;
 }
 
-/*
- * Wake the reader handed the CQ's event.  It may have woken and left
- * already (it takes the event as it goes, sdp_cq_wait_end()), and its
- * socket been closed since: an orphan has no wait queue.
- */
-static void sdp_cq_wake_reader(struct sdp_sock *ssk)
-{
-	struct socket_wq *wq;
-
-	rcu_read_lock();
-	wq = rcu_dereference(ssk->sk.sk_wq);
-	if (wq)
-		wake_up_interruptible(&wq->wait);
-	rcu_read_unlock();
-}
-
 static void sdp_cq_event(struct ib_cq *cq, void *ctx)
 {
 	struct sdp_sock *ssk = ctx;
@@ -335,7 +319,8 @@ static void sdp_cq_event(struct ib_cq *cq, void *ctx)
 		smp_mb__after_atomic();
 		if (test_bit(SDP_C_CQ_WAITER, &ssk->conn.flags)) {
 			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CQ_HANDOFFS);
-			sdp_cq_wake_reader(ssk);
+			/* It takes the event as it goes (sdp_cq_wait_end()). */
+			sdp_sock_wake(ssk, TASK_INTERRUPTIBLE);
 			return;
 		}
 		if (!test_and_clear_bit(SDP_C_CQ_KICK, &ssk->conn.flags))

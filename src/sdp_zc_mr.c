@@ -37,21 +37,6 @@
 #include "sdp_wire.h"
 #include "sdp_zc.h"
 
-/*
- * Wake every waiter on the socket, interruptible or not: zero-copy waits
- * that must not be cut short by a signal sleep uninterruptibly.
- */
-void sdp_zc_wake(struct sdp_sock *ssk)
-{
-	struct socket_wq *wq;
-
-	rcu_read_lock();
-	wq = rcu_dereference(ssk->sk.sk_wq);
-	if (wq)
-		wake_up_all(&wq->wait);
-	rcu_read_unlock();
-}
-
 /* Charge @npages to RLIMIT_MEMLOCK of the caller, as verbs users are. */
 static int sdp_zc_account(unsigned long npages)
 {
@@ -184,7 +169,7 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (ssk->zc_async)
 		sdp_queue_work(ssk);
 	spin_unlock(&ssk->lock);
-	sdp_zc_wake(ssk);
+	sdp_sock_wake(ssk, TASK_NORMAL);
 }
 
 /*
@@ -224,7 +209,7 @@ void sdp_zc_put(struct sdp_sock *ssk)
 		sdp_queue_work(ssk);
 	spin_unlock_bh(&ssk->lock);
 	if (last)
-		sdp_zc_wake(ssk);
+		sdp_sock_wake(ssk, TASK_NORMAL);
 }
 
 /* Post the LOCAL_INV of our advertised key: 0 or a negative errno. */
@@ -313,7 +298,7 @@ void sdp_zc_sq_progress(struct sdp_sock *ssk)
 		clear_bit(SDP_ZT_SQ_WAIT, &ssk->conn.zc_tx.flags);
 		if (ssk->zc_async)
 			sdp_queue_work(ssk);
-		sdp_zc_wake(ssk);
+		sdp_sock_wake(ssk, TASK_NORMAL);
 	}
 }
 

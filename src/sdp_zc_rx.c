@@ -107,7 +107,7 @@ void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 	set_bit(SDP_ZR_RD_DONE, &ssk->conn.zc_rx.flags);
 	sdp_zc_sq_progress(ssk);
 	spin_unlock(&ssk->lock);
-	sdp_zc_wake(ssk);
+	sdp_sock_wake(ssk, TASK_NORMAL);
 }
 
 /*
@@ -338,7 +338,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	}
 	spin_unlock_bh(&ssk->lock);
 	sdp_zc_put(ssk);
-	sdp_zc_wake(ssk);	/* readers waiting for this read */
+	sdp_sock_wake(ssk, TASK_NORMAL);	/* readers waiting for this read */
 	if (ret > 0)
 		iov_iter_advance(&msg->msg_iter, ret);
 	return ret;
@@ -406,7 +406,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 		WRITE_ONCE(ssk->conn.zc_tx.acked, ssk->conn.zc_tx.acked + n);
 		if (ssk->zc_async && ssk->conn.zc_tx.acked == ssk->conn.zc_tx.len)
 			sdp_queue_work(ssk);
-		sdp_zc_wake(ssk);
+		sdp_sock_wake(ssk, TASK_NORMAL);
 		return false;
 	}
 	case SDP_MID_SENDSM:
@@ -419,7 +419,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 		set_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags);
 		if (ssk->zc_async)
 			sdp_queue_work(ssk);
-		sdp_zc_wake(ssk);
+		sdp_sock_wake(ssk, TASK_NORMAL);
 		return false;
 	case SDP_MID_SRCAVAIL_CANCEL:
 		if (payload) {

@@ -1092,7 +1092,7 @@ static void sdp_zc_async_end(struct sdp_sock *ssk, struct sdp_zc_async *za)
 	kfree(za);
 	sdp_zc_put(ssk);
 	sk->sk_write_space(sk);
-	sdp_zc_wake(ssk);
+	sdp_sock_wake(ssk, TASK_NORMAL);
 }
 
 /**
