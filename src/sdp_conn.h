@@ -327,8 +327,9 @@ struct sdp_zc_rx {
  *	or a ChRcvBufAck (sdp_rx.c)
  * @rx_want: the size of the buffers we post from now on: SDP_BUF_SIZE
  *	once the ring grew, SDP_BUF_SMALL again once it shrinks; a buffer
- *	of the other size that comes back retires.  @rx_size follows once
- *	our ChRcvBufAck is posted
+ *	of the other size that comes back retires, except a full one while
+ *	the shrink is not announced (sdp_rx_reposts()).  @rx_size follows
+ *	once our ChRcvBufAck is posted
  * @rx_small_posted: ... of which SDP_BUF_SMALL buffers
  * @rx_retired: buffers that came back with a size other than @rx_want,
  *	to be replaced or freed (sdp_rx_replace_retired())

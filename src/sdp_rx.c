@@ -121,9 +121,9 @@ void sdp_rx_ring_free(struct sdp_sock *ssk)
 /*
  * Post one receive buffer.  Called with ssk->lock held, or before the
  * connection is visible to anyone else.  A buffer that comes back after
- * the ring changed size (a small one after it grew, a full one after it
- * shrank: rx_want) is not posted again: it goes to rx_retired, for
- * sdp_rx_replace_retired().
+ * the ring changed size (a small one after it grew, a full one once its
+ * shrink is announced: sdp_rx_reposts()) is not posted again: it goes to
+ * rx_retired, for sdp_rx_replace_retired().
  */
 static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 {
@@ -142,7 +142,7 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 	lockdep_assert_held(&ssk->lock);
 	b->len = 0;
 	b->off = 0;
-	if (b->size != ssk->conn.rx_want) {
+	if (!sdp_rx_reposts(b->size, ssk->conn.rx_want, ssk->conn.rx_size)) {
 		list_add_tail(&b->node, &ssk->conn.rx_retired);
 		if (!test_and_set_bit(SDP_D_RX_RETIRE, &ssk->conn.deferred))
 			sdp_queue_work(ssk);
@@ -391,9 +391,10 @@ small:
  * After net.sdp.rx_idle_ms without Data or a SrcAvail from the peer, with
  * nothing unread and no other size change under way, a ring of full
  * buffers goes back to net.sdp.rx_init_bufs small ones, if the peer
- * understands that (SDP_P_SHRINK): full buffers that come back
- * retire from now on, our ChRcvBufAck tells the peer from which message
- * on its messages must fit small buffers, the peer sends the ones before
+ * understands that (SDP_P_SHRINK): our ChRcvBufAck tells the peer from
+ * which message on its messages must fit small buffers (full buffers
+ * that come back before it is posted are posted again, sdp_rx_reposts(),
+ * and retire after), the peer sends the ones before
  * (empty if it has nothing to send, sdp_tx_return_big()), and
  * sdp_rx_replace_retired() frees the full buffers and posts the small
  * ones.  Data that comes again makes it grow again (sdp_rx_grow_due()).

@@ -268,6 +268,29 @@ static inline bool sdp_srcavail_credit_ok(int tx_credits)
 }
 
 /**
+ * sdp_rx_reposts() - is a receive buffer that came back posted again?
+ * @size: its size
+ * @want: the size our ring posts now (rx_want)
+ * @announced: the size the peer was last told of (rx_size)
+ *
+ * One of the size the ring posts, yes.  Until a shrink is announced
+ * (@want below @announced), one of the announced size too: the small
+ * buffers wait for the ChRcvBufAck, which may have to go on our last
+ * credit and then must grant the peer buffers (sdp_ctrl_credit_ok());
+ * retired instead, every buffer could be gone before it goes, and then
+ * neither side could ever send again.  A bigger buffer takes a smaller
+ * message, so this is safe.  A smaller one after a growth retires: the
+ * peer may send full messages into any buffer after the ones it was told
+ * of.
+ *
+ * Return: true to post it again, false to retire it.
+ */
+static inline bool sdp_rx_reposts(u32 size, u32 want, u32 announced)
+{
+	return size == want || (want < announced && size == announced);
+}
+
+/**
  * sdp_ctrl_credit_ok() - may a control message be posted?
  * @tx_credits: our credits
  * @mid: its message id

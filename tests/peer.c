@@ -2699,6 +2699,86 @@ static void test_rx_ring_shrinks(void)
 }
 
 /*
+ * A shrink waiting for its ChRcvBufAck must not take the ring away from
+ * under the peer.  The module's ring, grown to 16 full buffers
+ * (peer_grown()), is to shrink after net.sdp.rx_idle_ms (1 s); before
+ * that the peer, whose reader is slow, left the module one credit (bufs
+ * 1 in its messages) and had it announce every buffer it posted (a
+ * credit update, for a peer running short), and the module's last credit
+ * only goes to a message that grants the peer new ones
+ * (sdp_ctrl_credit_ok()).  The peer then
+ * sends empty Data messages (credit updates) until it has used every
+ * credit the module gave it.  Each full buffer they free must be posted
+ * again until the shrink is announced: retired instead, the module has
+ * nothing to grant, the peer no credit, and neither side can ever send
+ * again (pgbench over SDP on the debug kernel, 2026-12-05).  The module
+ * answers with the ChRcvBufAck, on its last credit; then the connection
+ * goes on and closes.
+ */
+static void test_rx_shrink_keeps_ring(void)
+{
+	long long pages = sdp_stat("MemPages");
+	char idle[32];
+	uint32_t limit, ca[2];
+	struct peer p;
+	struct msg *m;
+
+	CHECK(read_file(RX_IDLE_SYSCTL, idle, sizeof(idle)) == 0,
+	      "read %s: %s", RX_IDLE_SYSCTL, strerror(errno));
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	peer_grown(&p, HF_SHRINK, pages);
+	/* Not before the peer left the module one credit. */
+	CHECK(write_file(RX_IDLE_SYSCTL, "1000") == 0, "write %s: %s",
+	      RX_IDLE_SYSCTL, strerror(errno));
+	/* The module's last word: how far the peer's credits go. */
+	peer_idle(&p, 100);
+	CHECK(p.rx_n > 0, "no message from the module");
+	m = &p.rx[p.rx_n - 1];
+	limit = m->mseq_ack + m->bufs;
+	p.rx_read = p.rx_n;
+	/*
+	 * The peer runs short, so that the module announces every buffer
+	 * it posted: then it has nothing more to grant.
+	 */
+	while (p.rx_n == p.rx_read && p.tx_mseq != limit) {
+		peer_send(&p, MID_DATA, NULL, 0);
+		peer_idle(&p, 50);
+	}
+	m = peer_next_msg(&p);
+	CHECK(m && is_credit_update(m) && m->mseq_ack == p.tx_mseq,
+	      "no credit update for a peer running short of credits");
+	limit = m->mseq_ack + m->bufs;
+	/* One credit left to the module, and the ring due to shrink. */
+	p.adv_bufs = 1;
+	peer_send(&p, MID_DATA, NULL, 0);
+	peer_idle(&p, 1500);
+	/* The peer uses up its credits. */
+	while (p.tx_mseq != limit)
+		peer_send(&p, MID_DATA, NULL, 0);
+	peer_sends_ok(&p);
+	do {
+		m = peer_next_msg(&p);
+		CHECK(m, "nothing from the module within %d ms after the peer used its last credit: its ring is gone",
+		      PEER_WAIT_MS);
+		tap_diag("module: mid %#x mseq %u mseq_ack %u bufs %u (the peer's mseq %u)",
+			 m->mid, m->mseq, m->mseq_ack, m->bufs, p.tx_mseq);
+	} while (is_credit_update(m));
+	CHECK(m->mid == MID_CHRCVBUF_ACK,
+	      "mid %#x from the module, expected ChRcvBufAck", m->mid);
+	memcpy(ca, m->payload, sizeof(ca));
+	CHECK(ntohl(ca[0]) == SDP_BUF_SMALL && m->bufs >= 2,
+	      "ChRcvBufAck of %u-byte buffers granting %u, expected %u and 2 or more",
+	      ntohl(ca[0]), m->bufs, SDP_BUF_SMALL);
+	p.adv_bufs = 0;
+	CHECK(write_file(RX_IDLE_SYSCTL, idle) == 0, "write %s: %s",
+	      RX_IDLE_SYSCTL, strerror(errno));
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
+/*
  * Connection requests a listener holds before the peer completes the
  * handshake are bounded per namespace (net.sdp.max_half_open), besides
  * the listener's backlog, and each holds only its half-open ring
@@ -2809,6 +2889,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_rx_ring_grows),
 	TAP_TEST(test_rx_small_buffers),
 	TAP_TEST(test_rx_ring_shrinks),
+	TAP_TEST(test_rx_shrink_keeps_ring),
 	TAP_TEST(test_sender_waits_for_big_mseq),
 	TAP_TEST(test_sender_reaches_growth),
 	TAP_TEST(test_sender_parts_to_small_peer),

@@ -384,6 +384,28 @@ static void test_data_credit_ok(void)
 	EQ(sdp_data_credit_ok(INT_MAX), true);
 }
 
+/*
+ * A buffer that comes back is posted again when it has the ring's size,
+ * or the announced one while a shrink waits for its ChRcvBufAck; a small
+ * one after a growth, and a full one once the shrink is announced,
+ * retire.
+ */
+static void test_rx_reposts(void)
+{
+	const u32 full = SDP_BUF_SIZE, small = 4096;
+
+	EQ(sdp_rx_reposts(full, full, full), true);
+	EQ(sdp_rx_reposts(small, small, small), true);
+	/* A shrink, not announced yet: full ones stay. */
+	EQ(sdp_rx_reposts(full, small, full), true);
+	/* ... announced: they retire. */
+	EQ(sdp_rx_reposts(full, small, small), false);
+	/* A growth, announced or not: small ones retire. */
+	EQ(sdp_rx_reposts(small, full, small), false);
+	EQ(sdp_rx_reposts(small, full, full), false);
+	EQ(sdp_rx_reposts(full, full, small), true);
+}
+
 static void test_ctrl_credit_ok(void)
 {
 	static const u8 mids[] = {
@@ -846,6 +868,7 @@ static void test_flow_overrun(void)
 static const struct tap_test tests[] = {
 	TAP_TEST(test_wire_sizes),
 	TAP_TEST(test_mseq_after),
+	TAP_TEST(test_rx_reposts),
 	TAP_TEST(test_bsdh_check_ok),
 	TAP_TEST(test_bsdh_check_short),
 	TAP_TEST(test_bsdh_check_len),

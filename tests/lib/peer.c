@@ -294,7 +294,7 @@ void peer_send_raw(struct peer *p, uint8_t mid, uint32_t len,
 			(size_t)(p->tx_slot % PEER_TX_SLOTS) * PEER_TX_SLOT;
 	struct bsdh h = {
 		.mid = mid,
-		.bufs = htons(PEER_RX_BUFS),
+		.bufs = htons(p->adv_bufs ?: PEER_RX_BUFS),
 		.len = htonl(len),
 		.mseq = htonl(mseq),
 		.mseq_ack = htonl(p->rx_mseq),
@@ -317,7 +317,7 @@ void peer_send_big(struct peer *p, size_t size)
 	uint8_t *big = peer_big(p);
 	struct bsdh h = {
 		.mid = MID_DATA,
-		.bufs = htons(PEER_RX_BUFS),
+		.bufs = htons(p->adv_bufs ?: PEER_RX_BUFS),
 		.len = htonl(size),
 		.mseq = htonl(p->tx_mseq + 1),
 		.mseq_ack = htonl(p->rx_mseq),

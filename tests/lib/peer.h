@@ -176,6 +176,7 @@ struct peer {
 	unsigned int rx_read;		/* ... and taken by peer_next_msg() */
 	bool completion_errors_ok;	/* the case makes the module log some */
 	uint8_t hello_flags;		/* our Hello's flags (HF_*) */
+	uint16_t adv_bufs;		/* bufs our messages say; 0: PEER_RX_BUFS */
 	bool inv;			/* the next SEND invalidates ... */
 	uint32_t inv_rkey;		/* ... this key of the module's */
 };
