@@ -60,11 +60,12 @@
  * else: during the storm the only descriptors made are sockets (no file
  * is opened, no pipe made; the fork child's calls are in its own table),
  * so a number freed by a close can only be reused for one of the test's
- * sockets, and the test's own descriptors (stdout, /dev/kmsg, the memfd)
- * are opened before the storm and closed after it.  dup2() targets are
- * slot descriptors only.  ENOTSOCK is therefore always a failure.  After
- * the storm every descriptor the storm made is closed, whichever slot
- * (if any) it ended up in.
+ * sockets, and the test's own descriptors (stdout, /dev/kmsg, the memfd,
+ * the witness's connection: witness_setup()) are opened before the storm
+ * and closed after it.  dup2() targets are slot descriptors only.
+ * ENOTSOCK is therefore always a failure.  After the storm every
+ * descriptor the storm made is closed, whichever slot (if any) it ended
+ * up in.
  *
  * Pass criteria (SDP; with SDP_TEST_FAMILY=tcp SDP_TEST_ADDR=127.0.0.1
  * the storm runs against TCP, the reference, and the SDP-only checks are
@@ -350,6 +351,12 @@ static struct {
 	unsigned char *noaccess;		/* PROT_NONE, never mapped */
 	int memfd;				/* MAX_IO bytes of FILL */
 	struct child_report *reports;		/* one per worker */
+	struct witness {			/* SDP only: storm_witness() */
+		int tx, rx;			/* a connection, both ends */
+		pthread_t sender, reader;
+		atomic_bool stop;
+		unsigned long long sendfiles, sends, received, bad;
+	} wit;
 	atomic_bool stop;
 	long long end_ms;
 	pthread_mutex_t fail_lock;
@@ -2424,6 +2431,115 @@ static unsigned char *guarded(size_t size, int fill)
 	return m;
 }
 
+/*
+ * The witness: beside the storm, on a connection of its own that no
+ * worker can reach (made before it, closed after it), a sender that
+ * alternates sendfile() of 256 KiB from the FILL file's offset 0
+ * (gathered pages: zero-copy) and a blocking 256-KiB send (zero-copy
+ * sized), ten times a second at most, and a reader that drains the
+ * other end and checks every byte.
+ * The workers' zero-copy transfers come by chance (on a debug kernel
+ * few of the connections live long enough); the witness's come every
+ * time, amid the storm, so that the zero-copy checks after it test the
+ * module, not the dice.
+ */
+#define WITNESS_LEN	(256 << 10)
+
+static void *witness_send(void *arg)
+{
+	struct witness *wt = arg;
+	unsigned char *buf = guarded(WITNESS_LEN, FILL);
+	off_t off;
+	long r;
+
+	while (!atomic_load(&wt->stop)) {
+		off = 0;
+		r = sendfile(wt->tx, S.memfd, &off, WITNESS_LEN);
+		if (r > 0)
+			wt->sendfiles++;
+		else if (errno != EAGAIN && errno != EINTR)
+			break;
+		r = send(wt->tx, buf, WITNESS_LEN, MSG_NOSIGNAL);
+		if (r > 0)
+			wt->sends++;
+		else if (errno != EAGAIN && errno != EINTR)
+			break;
+		usleep(100000);	/* a witness, not a load of its own */
+	}
+	shutdown(wt->tx, SHUT_WR);
+	munmap(buf, WITNESS_LEN + S.page);
+	return NULL;
+}
+
+static void *witness_read(void *arg)
+{
+	struct witness *wt = arg;
+	unsigned char *buf = guarded(WITNESS_LEN, 0);
+	long r, i;
+
+	for (;;) {
+		r = recv(wt->rx, buf, WITNESS_LEN, 0);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			break;
+		for (i = 0; i < r; i++)
+			wt->bad += buf[i] != FILL;
+		if (r > 0)
+			wt->received += r;
+	}
+	munmap(buf, WITNESS_LEN + S.page);
+	return NULL;
+}
+
+/* The witness's connection, before the storm (storm_setup()). */
+static void witness_setup(void)
+{
+	struct timeval tv = { 10, 0 };
+	struct sockaddr_storage a = S.addr;
+	int l;
+
+	l = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	CHECK(l >= 0, "socket: %s", strerror(errno));
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sockaddr_len(&a)));
+	CHECK_OK(listen(l, 1));
+	local_addr(l, &a);
+	S.wit.tx = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	CHECK(S.wit.tx >= 0, "socket: %s", strerror(errno));
+	CHECK_OK(connect(S.wit.tx, (struct sockaddr *)&a, sockaddr_len(&a)));
+	S.wit.rx = net_accept(l, 10000);
+	close(l);
+	/* Bounded: a stuck transfer shows as a failed witness, not a hang. */
+	CHECK_OK(setsockopt(S.wit.tx, SOL_SOCKET, SO_SNDTIMEO, &tv,
+			    sizeof(tv)));
+	CHECK_OK(setsockopt(S.wit.rx, SOL_SOCKET, SO_RCVTIMEO, &tv,
+			    sizeof(tv)));
+}
+
+static void witness_start(void)
+{
+	int err;
+
+	err = pthread_create(&S.wit.sender, NULL, witness_send, &S.wit);
+	CHECK(!err, "pthread_create: %s", strerror(err));
+	err = pthread_create(&S.wit.reader, NULL, witness_read, &S.wit);
+	CHECK(!err, "pthread_create: %s", strerror(err));
+}
+
+static void witness_stop(void)
+{
+	atomic_store(&S.wit.stop, true);
+	CHECK(join_ms(S.wit.sender, 60000) == 0 &&
+	      join_ms(S.wit.reader, 60000) == 0,
+	      "the witness did not stop within 60 s");
+	close(S.wit.tx);
+	close(S.wit.rx);
+	tap_diag("witness: %llu sendfiles and %llu sends of %d KiB, %llu bytes received, %llu not the test's",
+		 S.wit.sendfiles, S.wit.sends, WITNESS_LEN >> 10,
+		 S.wit.received, S.wit.bad);
+	CHECK(S.wit.sendfiles >= 1 && S.wit.sends >= 1 && !S.wit.bad &&
+	      S.wit.received >= 2ULL * WITNESS_LEN,
+	      "the witness's transfers did not go through");
+}
+
 static void storm_setup(void)
 {
 	struct sigaction sa = { .sa_handler = on_sigusr1 };
@@ -2455,6 +2571,8 @@ static void storm_setup(void)
 	munmap(fill, MAX_IO + S.page);
 
 	CHECK_OK(sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	if (S.sdp)
+		witness_setup();
 	signal(SIGPIPE, SIG_IGN);
 
 	for (i = 0; i < S.threads; i++) {
@@ -2565,6 +2683,8 @@ static void storm_run(void)
 	int i, err;
 
 	S.end_ms = now_ms() + S.seconds * 1000LL;
+	if (S.sdp)
+		witness_start();
 	for (i = 0; i < S.threads; i++) {
 		struct worker *w = &S.w[i];
 
@@ -2592,6 +2712,8 @@ static void storm_run(void)
 		CHECK(join_ms(w->race.thread, S.stall_ms) == 0,
 		      "helper %d did not stop", i);
 	}
+	if (S.sdp)
+		witness_stop();
 }
 
 /* ---- The kernel log ---- */
