@@ -93,7 +93,8 @@
  *     60 s.
  *   test_stress_unloads: the module unloads, holds no RDMA resource after
  *     that, loads again and carries a connection (buffered and
- *     zero-copy).
+ *     zero-copy); on a real host (host mode) only when tests/run_tests
+ *     loaded sdp for the run.
  *
  * Knobs (environment):
  *   SDP_STRESS_SEED     random seed (default: from the clock), always
@@ -2989,6 +2990,7 @@ static void test_stress_unloads(void)
 	int l, c, s, ret, kmsg, cancels;
 	char *buf;
 
+	test_need_own_module();
 	need_storm();
 	kmsg = kmsg_open();
 	CHECK(kmsg >= 0, "/dev/kmsg: %s", strerror(errno));
