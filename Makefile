@@ -22,7 +22,9 @@
 #                      TESTING.md, "On a real host"); with SDP_TEST_PEER
 #                      the wire suite too, against the other host
 #   make check-host-vm the same in the test guest, against its rxe0 (or
-#                      siw0 with PROVIDER=siw, rxe not loaded)
+#                      siw0 with PROVIDER=siw, rxe not loaded);
+#                      check-host-wire-vm: the wire suite so, between
+#                      the two guests of check-wire
 #   make unit          the wire rules' unit tests (tests/unit.c), on the
 #                      host: no guest, no module
 #   make check-wire    two guests on a virtual wire (tests/vm/wire): SDP
@@ -121,7 +123,7 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-kernels check-vm check-host check-host-vm print-suites check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	check check-kernels check-vm check-host check-host-vm check-host-wire-vm print-suites check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm trace-pingpong trace-pingpong-vm \
 	bench-scale bench-scale-vm \
 	lint checkpatch doc-sync dkms-test deps clean install install-files uninstall \
@@ -325,6 +327,15 @@ check-wire-vm: all test-progs
 	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
 		env $(SUITE_ENV) SDP_TEST_TIMEOUT=600 SUITE_TIMEOUT=$(WIRE_TIMEOUT) \
 		tests/run-suites tests/bin/wire
+
+# The wire suite as between two real hosts (tests/run_tests with
+# SDP_TEST_PEER in each guest of check-wire): no shared directory (the
+# guests meet on b's board), the roles found from the two addresses.
+check-host-wire-vm: all test-progs
+	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
+		env -u SDP_WIRE_SHARE -u SDP_WIRE_ROLE -u SDP_TEST_IBDEV \
+		-u SDP_TEST_NETDEV -u SDP_TEST_PROVIDER $(SUITE_ENV) \
+		SDP_TEST_DEVICE=rxe0 tests/run_tests tests/bin/wire
 
 # The stress suite and the hostile-peer fuzzer alone and longer
 # (tests/stress.c, tests/peerfuzz.c; check runs them short).
