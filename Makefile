@@ -14,6 +14,17 @@
 #                      only; KERNEL=debug: on a debug kernel with KASAN,
 #                      lockdep, kmemleak, UBSAN; PROVIDER=siw: over
 #                      soft-iWARP instead of Soft-RoCE)
+#   make check-host SDP_TEST_DEVICE=mlx5_0 SDP_TEST_ADDR=192.0.2.5
+#                      [SDP_TEST_PEER=192.0.2.6] [SDP_TEST_LOAD=tree]
+#                      the suites on this machine, no guest: against
+#                      its own RDMA device, leaving the host unchanged
+#                      (tests/run_tests; what skips there and why:
+#                      TESTING.md, "On a real host"); with SDP_TEST_PEER
+#                      the wire suite too, against the other host
+#   make check-host-vm the same in the test guest, against its rxe0 (or
+#                      siw0 with PROVIDER=siw, rxe not loaded);
+#                      check-host-wire-vm: the wire suite so, between
+#                      the two guests of check-wire
 #   make unit          the wire rules' unit tests (tests/unit.c), on the
 #                      host: no guest, no module
 #   make check-wire    two guests on a virtual wire (tests/vm/wire): SDP
@@ -112,7 +123,7 @@ SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
-	check check-kernels check-vm check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
+	check check-kernels check-vm check-host check-host-vm check-host-wire-vm print-suites check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
 	bench-latency bench-latency-vm trace-pingpong trace-pingpong-vm \
 	bench-scale bench-scale-vm \
 	lint checkpatch doc-sync dkms-test deps clean install install-files uninstall \
@@ -274,6 +285,36 @@ check-kernels:
 check-vm: unit lint all test-progs
 	tests/vm/run --kernel-dir $(KDIR) --provider $(PROVIDER) --timeout $(VM_TIMEOUT) -- env $(SUITE_ENV) tests/run-suites $(SUITES)
 
+# The suites on this machine, against its own RDMA device (host mode,
+# tests/run_tests; TESTING.md, "On a real host"): SDP_TEST_DEVICE and
+# SDP_TEST_ADDR name the device and this host's address on it,
+# SDP_TEST_PEER the other host's for the wire suite (which that host
+# runs at the same time).  sdp must be loaded, or SDP_TEST_LOAD=tree
+# loads the tree's sdp.ko (built here) for the run, SDP_TEST_LOAD=installed
+# the installed one.  Nothing boots; nothing installs packages.
+check-host: tools libsdp test-progs $(if $(filter tree,$(SDP_TEST_LOAD)),module)
+	SDP_TEST_DEVICE='$(SDP_TEST_DEVICE)' SDP_TEST_ADDR='$(SDP_TEST_ADDR)' \
+		SDP_TEST_PEER='$(SDP_TEST_PEER)' SDP_TEST_LOAD='$(SDP_TEST_LOAD)' \
+		tests/run_tests $(if $(SDP_TEST_PEER),tests/bin/wire) $(SUITES)
+
+# make check-host inside the test guest, against its device (rxe0, or
+# siw0 with PROVIDER=siw, where rdma_rxe is not loaded): what the guest
+# set up for the suites is forgotten (env -u) and run_tests finds the
+# device's netdev and provider itself.  The guest loads sdp as for
+# check-vm; SDP_TEST_LOAD=tree boots with --no-load instead, and
+# run_tests loads and unloads it (the tests that unload sdp run then).
+check-host-vm: all test-progs
+	tests/vm/run --kernel-dir $(KDIR) --provider $(PROVIDER) --timeout $(VM_TIMEOUT) \
+		$(if $(filter tree,$(SDP_TEST_LOAD)),--no-load) -- \
+		env -u SDP_TEST_IBDEV -u SDP_TEST_NETDEV -u SDP_TEST_PROVIDER $(SUITE_ENV) \
+		SDP_TEST_DEVICE=$(PROVIDER)0 SDP_TEST_ADDR=10.55.0.1 \
+		$(if $(filter tree,$(SDP_TEST_LOAD)),SDP_TEST_LOAD=tree) \
+		tests/run_tests $(SUITES)
+
+# The suites as make check runs them, for tests/run_tests.
+print-suites:
+	@echo $(SUITES)
+
 # Two guests on a virtual wire (tests/vm/wire): the suite of tests/wire.c
 # runs in both, guest a the client side, guest b the server side.
 check-wire: deps
@@ -286,6 +327,15 @@ check-wire-vm: all test-progs
 	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
 		env $(SUITE_ENV) SDP_TEST_TIMEOUT=600 SUITE_TIMEOUT=$(WIRE_TIMEOUT) \
 		tests/run-suites tests/bin/wire
+
+# The wire suite as between two real hosts (tests/run_tests with
+# SDP_TEST_PEER in each guest of check-wire): no shared directory (the
+# guests meet on b's board), the roles found from the two addresses.
+check-host-wire-vm: all test-progs
+	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
+		env -u SDP_WIRE_SHARE -u SDP_WIRE_ROLE -u SDP_TEST_IBDEV \
+		-u SDP_TEST_NETDEV -u SDP_TEST_PROVIDER $(SUITE_ENV) \
+		SDP_TEST_DEVICE=rxe0 tests/run_tests tests/bin/wire
 
 # The stress suite and the hostile-peer fuzzer alone and longer
 # (tests/stress.c, tests/peerfuzz.c; check runs them short).

@@ -8,7 +8,8 @@
  * on its port): the SDP attempt is rejected.  The other reasons come from
  * scratch devices (an address without an RDMA device, one nobody answers
  * ARP for, one whose MTU is too small for RoCE) and from an RDMA CM
- * listener that never answers.
+ * listener that never answers.  On a real host (host mode) the tests that
+ * need scratch devices, a peer namespace, a cgroup or a host sysctl skip.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -680,6 +681,7 @@ static void test_fallback_listener_port_free_for_tcp(void)
 	char range[32], dflt[32], buf[64];
 	socklen_t len;
 
+	TAP_SKIP_IF_HOST("narrows net.ipv4.ip_local_port_range, a setting of the host's");
 	/* No CM id of an earlier test's socket has a port any more. */
 	wait_no_sockets();
 	CHECK(rdma_res_read(&before) == 0, "rdma resource show failed");
@@ -986,6 +988,7 @@ static void check_reason_at(const char *ip, unsigned int why,
  */
 static void test_fallback_no_device(void)
 {
+	TAP_SKIP_IF_HOST("adds a scratch netdev and subnet (sdpfb0, 10.66.0.1/24)");
 	scratch_netdev("sdpfb0", "1500", "10.66.0.1/24", false);
 	check_reason_at("10.66.0.1", SDP_FB_NO_DEVICE, "FallbackNoDevice");
 	CHECK(IP("link", "del", "sdpfb0") == 0, "ip link del failed");
@@ -1004,6 +1007,7 @@ static void test_fallback_addr_error(void)
 	char old[16] = "";
 	int fd, tcp, tcp_err, err, port;
 
+	TAP_SKIP_IF_HOST("adds a scratch netdev and subnet (sdpfb1, 10.67.0.1/24)");
 	scratch_netdev("sdpfb1", "1500", "10.67.0.1/24", true);
 	/* A port an earlier run did not leave in the negative cache. */
 	port = 9;
@@ -1076,6 +1080,7 @@ static void test_fallback_pollerr_so_error(void)
 	long long deadline, polls = 0;
 	char ip[32];
 
+	TAP_SKIP_IF_HOST("adds a scratch netdev and subnet (sdpfb4, 10.71.0.1/24)");
 	silent_subnet("sdpfb4", "10.71.0.1/24");
 	for (i = 0; i < PE_SOCKS; i++) {
 		struct sockaddr_storage addr;
@@ -1134,6 +1139,7 @@ static void test_fallback_close_racing(void)
 	char ip[32], b[64], b0[64];
 	long long t0;
 
+	TAP_SKIP_IF_HOST("adds a scratch netdev and subnet (sdpfb5, 10.72.0.1/24)");
 	silent_subnet("sdpfb5", "10.72.0.1/24");
 	CHECK(rdma_res_read(&base) == 0, "rdma resource show");
 	for (r = 0; r < CR_ROUNDS; r++) {
@@ -1170,6 +1176,7 @@ static void test_fallback_close_racing(void)
  */
 static void test_fallback_route_error(void)
 {
+	TAP_SKIP_IF_HOST("adds a scratch netdev, subnet and Soft-RoCE device (sdpfb2, sdpfbrxe)");
 	scratch_netdev("sdpfb2", "300", "10.68.0.1/24", false);
 	CHECK(run((const char *const[]){ "rdma", "link", "add", "sdpfbrxe",
 					 "type", "rxe", "netdev", "sdpfb2",
@@ -1359,6 +1366,7 @@ static void test_fallback_example(void)
 	size_t i;
 	int st;
 
+	TAP_SKIP_IF_HOST("adds a scratch netdev and subnet (sdpfb3, 10.69.0.1/24)");
 	test_sockaddr(&a, 0);
 	if (a.ss_family != AF_INET)
 		tap_skip("the example takes IPv4 addresses");
@@ -1954,6 +1962,7 @@ static void test_fallback_cgroup_bpf_connect_denied(void)
 	union bpf_attr a;
 	int l, prog, cg, st;
 
+	TAP_SKIP_IF_HOST("makes a cgroup at the root of the host's hierarchy and attaches a BPF program to it");
 	if (access(CGROUP_ROOT "/cgroup.procs", F_OK)) {
 		mkdir(CGROUP_ROOT, 0755);
 		CHECK(mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL) == 0,
@@ -2094,6 +2103,7 @@ static void test_fallback_orphan_as_tcp(void)
 	pid_t sink;
 	int c[2], i;
 
+	TAP_SKIP_IF_HOST("adds a network namespace (sdpfbpeer), a veth pair and a subnet, and sets net.ipv4.tcp_orphan_retries");
 	peer_ns_up();
 	sink = peer_ns_sink(&addr, 2);
 

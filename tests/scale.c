@@ -5,8 +5,9 @@
  * time, some of them a stream that makes their receive rings grow, then
  * idle.  The data is checked end to end, the memory an idle
  * connection costs is asserted (the fall in MemAvailable, everything
- * counted: buffers, sockets, QPs and CQs as Soft-RoCE allocates them;
- * and the module's own buffers, MemPages, exactly),
+ * counted: buffers, sockets, QPs and CQs as Soft-RoCE allocates them,
+ * except on a real host (host mode), where it is only reported; and the
+ * module's own buffers, MemPages, exactly),
  * and when they are closed every socket, page and RDMA resource is
  * given back.
  */
@@ -367,9 +368,17 @@ static void test_scale_idle_connections(void)
 		 sdp_stat("RxRingGrows") - grows,
 		 sdp_stat("RxRingShrinks") - shrinks);
 	idle_max = IDLE_KIB_MAX * (kernel_has_kasan() ? KASAN_FACTOR : 1);
-	CHECK(per_end <= idle_max,
-	      "an idle connection costs %ld KiB per end, more than %ld%s",
-	      per_end, idle_max, kernel_has_kasan() ? " (KASAN)" : "");
+	/*
+	 * On a real host (host mode) the rest of the host moves MemAvailable
+	 * too, and an adapter's queues are not Soft-RoCE's: reported only.
+	 */
+	if (test_host_mode())
+		tap_diag("host mode: %ld KiB per end, not held to %ld KiB",
+			 per_end, idle_max);
+	else
+		CHECK(per_end <= idle_max,
+		      "an idle connection costs %ld KiB per end, more than %ld%s",
+		      per_end, idle_max, kernel_has_kasan() ? " (KASAN)" : "");
 
 	/* Idle connections still work: a byte each way on each. */
 	for (i = 0; i < n; i++) {

@@ -1340,6 +1340,7 @@ static void test_privileged_port(void)
 {
 	int port;
 
+	TAP_SKIP_IF_HOST("writes net.ipv4.ip_unprivileged_port_start, a setting of the host's");
 	if (access(UNPRIV_SYSCTL, F_OK))
 		tap_skip("no %s", UNPRIV_SYSCTL);
 	if (!has_cap(CAP_NET_BIND_SERVICE) || access(UNPRIV_SYSCTL, W_OK))

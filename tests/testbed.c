@@ -6,7 +6,9 @@
  * connects through the RDMA CM and moves data with RDMA reads, writes and
  * sends, and the packets the provider sent: rxe's port counters; siw has
  * none, and its packets are the kernel's own TCP segments (iWARP runs over
- * TCP), counted in /proc/net/snmp.
+ * TCP), counted in /proc/net/snmp.  On a real host (host mode,
+ * tests/run_tests) the port's MTU is the host's, and an adapter's
+ * packets are not counted here: rping's success is the check.
  */
 #include <signal.h>
 #include <spawn.h>
@@ -57,13 +59,16 @@ static long long tcp_counter(const char *name)
 /*
  * The packets the device sent (@sent) or received: rxe's port counters;
  * for siw, whose port has no counters, the TCP segments of the whole
- * guest, of which siw's are all while rping runs.
+ * guest, of which siw's are all while rping runs.  -1 for another
+ * provider (a real host's adapter, in host mode): none is known here.
  */
 static long long dev_packets(bool sent)
 {
 	if (test_provider_siw())
 		return tcp_counter(sent ? "OutSegs" : "InSegs");
-	return port_hw_counter(sent ? "sent_pkts" : "rcvd_pkts");
+	if (test_provider_rxe())
+		return port_hw_counter(sent ? "sent_pkts" : "rcvd_pkts");
+	return -1;
 }
 
 static void test_port_active(void)
@@ -73,9 +78,16 @@ static void test_port_active(void)
 	port_file(path, sizeof(path), "state");
 	CHECK(read_file(path, buf, sizeof(buf)) == 0, "%s missing", path);
 	CHECK(strstr(buf, "ACTIVE"), "port state %s", buf);
-	/* MTU 4200 on the netdev gives an active MTU of 4096 (rxe, siw). */
+	/*
+	 * MTU 4200 on the netdev gives an active MTU of 4096 (rxe, siw).
+	 * A real host's netdev has the MTU its admin gave it.
+	 */
 	port_file(path, sizeof(path), "active_mtu");
-	if (read_file(path, buf, sizeof(buf)) == 0)
+	if (read_file(path, buf, sizeof(buf)))
+		return;
+	if (test_host_mode())
+		tap_diag("%s: active_mtu %s", TEST_IBDEV(), buf);
+	else
 		CHECK(strstr(buf, "4096"), "active_mtu %s", buf);
 }
 
@@ -88,11 +100,16 @@ static void test_rping_over_rdma_cm(void)
 				 "-S", "4096", NULL };
 	long long sent0 = dev_packets(true);
 	long long rcvd0 = dev_packets(false);
+	bool counted = test_provider_rxe() || test_provider_siw();
 	int status = -1, i, ret = -1;
 	pid_t srv;
 
-	CHECK(sent0 >= 0 && rcvd0 >= 0, "no packet counters for %s",
-	      TEST_IBDEV());
+	if (counted)
+		CHECK(sent0 >= 0 && rcvd0 >= 0, "no packet counters for %s",
+		      TEST_IBDEV());
+	else
+		tap_diag("%s (%s): no packet counters known here; rping alone",
+			 TEST_IBDEV(), TEST_PROVIDER());
 	CHECK(posix_spawnp(&srv, "rping", NULL, NULL, (char *const *)server,
 			   environ) == 0, "cannot start rping");
 	/* The server needs a moment to listen; retry a refused connect. */
@@ -106,6 +123,8 @@ static void test_rping_over_rdma_cm(void)
 	CHECK(waitpid(srv, &status, 0) == srv, "waitpid");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "rping server status %#x", status);
+	if (!counted)
+		return;
 	CHECK(dev_packets(true) > sent0 + 20, "sent packets did not move");
 	CHECK(dev_packets(false) > rcvd0 + 20, "received packets did not move");
 }

@@ -286,6 +286,7 @@ static void test_busy_poll_settings(void)
 	struct stats before, after;
 	int c, s, cpu[2], err;
 
+	TAP_SKIP_IF_HOST("writes the unbound-workqueue cpumask, a setting of the host's");
 	/* Each end on a CPU of its own, so that neither poll yields. */
 	if (!allowed_cpus(cpu, 2))
 		tap_skip("needs two CPUs");
@@ -406,6 +407,9 @@ static void test_cq_handoff(void)
 
 	if (test_provider_siw())
 		tap_skip("siw completes both from softirqs and from a thread");
+	if (!test_provider_rxe())
+		tap_skip("what is expected is Soft-RoCE's completion context, not %s's",
+			 TEST_PROVIDER());
 	thread = kernel_at_least(6, 4);
 	if (!allowed_cpus(cpu, 2))
 		cpu[1] = cpu[0];
@@ -443,6 +447,7 @@ static void test_module_parameters(void)
 	FILE *p;
 	int ret;
 
+	test_need_own_module();
 	wait_no_sockets();
 	CHECK_OK(sdp_unload(10000));
 	ret = sdp_load("recv_poll=100001");

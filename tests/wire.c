@@ -13,6 +13,13 @@
  * that every call guest a had waiting on it returns an error, which one,
  * and within what bound; guest a's run then checks, as every run, that no
  * socket and no RDMA resource is left and that sdp unloads.
+ *
+ * Between two real hosts (host mode: tests/run_tests with SDP_TEST_PEER
+ * on each) the tests that would change a host -- netem and tc filters on
+ * its NIC, nftables rules, its device removed, its sdp unloaded, the host
+ * killed -- skip on both sides (host_skips[]), and unless SDP_WIRE_SHARE
+ * names a directory both hosts see, the two meet on a board that b serves
+ * over TCP (board_serve()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -43,19 +51,118 @@
 #define KILL_WAIT_MS	120000
 /* How long either waits for the other to come to a test. */
 #define MEET_MS		300000
+/* b's board, between two real hosts (host mode): its TCP port. */
+#define BOARD_PORT	7702
 
 static char role;		/* 'a' or 'b' */
-static const char *share;	/* the shared directory */
+static const char *share;	/* the shared directory, or NULL: the board */
+static struct sockaddr_storage board;	/* b's address, BOARD_PORT */
 static int listener = -1;	/* b's, in each test (wire_meet()) */
 static struct sockaddr_storage peer;	/* b's listener, for a */
 
-/* ---- Meeting through the shared directory ---------------------------- */
+/* ---- The board: names that either host posts, over TCP ---------------- */
+
+/*
+ * Two real hosts share no directory: b keeps the names instead, in a
+ * process of its own that lives as long as its run (board_start()), and
+ * both post and look them up over TCP, one request a connection: "touch
+ * NAME" or "has NAME", answered "1" or "0".
+ */
+static void board_serve(int l)
+{
+	char **names = NULL, line[256], *name;
+	struct timeval tv = { .tv_sec = 10 };
+	size_t n = 0, i;
+	ssize_t r, len;
+	bool touch;
+	int c;
+
+	for (;;) {
+		c = accept(l, NULL, NULL);
+		if (c < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			_exit(1);
+		}
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		len = 0;
+		while (len < (ssize_t)sizeof(line) - 1 &&
+		       (r = read(c, line + len, sizeof(line) - 1 - len)) > 0) {
+			len += r;
+			if (line[len - 1] == '\n')
+				break;
+		}
+		line[len > 0 ? len - 1 : 0] = '\0';
+		name = strchr(line, ' ');
+		if (!name) {
+			close(c);
+			continue;
+		}
+		*name++ = '\0';
+		touch = !strcmp(line, "touch");
+		for (i = 0; i < n && strcmp(names[i], name); i++)
+			;
+		if (touch && i == n) {
+			names = realloc(names, (n + 1) * sizeof(*names));
+			if (!names || !(names[n] = strdup(name)))
+				_exit(1);
+			n++;
+		}
+		(void)!write(c, touch || i < n ? "1" : "0", 1);
+		close(c);
+	}
+}
+
+/* b: the board, listening on our address before the first test. */
+static pid_t board_start(void)
+{
+	int l = socket(board.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	pid_t pid;
+
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&board, sockaddr_len(&board)) ||
+	    listen(l, 16)) {
+		fprintf(stderr, "wire: the board on %s port %d: %s\n",
+			TEST_ADDR(), BOARD_PORT, strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		board_serve(l);
+	}
+	close(l);
+	return pid;
+}
+
+/* Ask b's board: 1 or 0, or -1 if it did not answer. */
+static int board_ask(const char *verb, const char *name)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	char line[256], ans = 0;
+	int fd, len, ret = -1;
+
+	fd = socket(board.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	len = snprintf(line, sizeof(line), "%s %s\n", verb, name);
+	if (!connect(fd, (struct sockaddr *)&board, sockaddr_len(&board)) &&
+	    write_all(fd, line, len) == len && read(fd, &ans, 1) == 1)
+		ret = ans == '1';
+	close(fd);
+	return ret;
+}
+
+/* ---- Meeting through the shared directory, or on the board ----------- */
 
 static int share_create(const char *name)
 {
 	char path[512];
 	int fd;
 
+	if (!share)
+		return board_ask("touch", name) == 1 ? 0 : -1;
 	snprintf(path, sizeof(path), "%s/%s", share, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -64,10 +171,20 @@ static int share_create(const char *name)
 	return 0;
 }
 
+static bool share_created(void *name)
+{
+	return share_create(name) == 0;
+}
+
+/* On the board: b's may not be up yet (b is still at an earlier suite). */
 static void share_touch(const char *name)
 {
-	CHECK(share_create(name) == 0, "create %s/%s: %s", share, name,
-	      strerror(errno));
+	if (!share)
+		CHECK(wait_until(share_created, (void *)name, MEET_MS),
+		      "b's board did not take %s within %d ms", name, MEET_MS);
+	else
+		CHECK(share_create(name) == 0, "create %s/%s: %s", share, name,
+		      strerror(errno));
 }
 
 static bool share_exists(void *name)
@@ -75,6 +192,8 @@ static bool share_exists(void *name)
 	char path[512];
 	struct stat st;
 
+	if (!share)
+		return board_ask("has", name) == 1;
 	snprintf(path, sizeof(path), "%s/%s", share, (const char *)name);
 	return stat(path, &st) == 0;
 }
@@ -82,7 +201,7 @@ static bool share_exists(void *name)
 static void share_wait(const char *name, int ms)
 {
 	CHECK(wait_until(share_exists, (void *)name, ms),
-	      "no %s/%s within %d ms", share, name, ms);
+	      "no %s/%s within %d ms", share ? share : "board", name, ms);
 }
 
 /* Ask the host for a fault and wait until it is done. */
@@ -125,6 +244,40 @@ static int wire_listen(void)
  * waits for.  Up to MEET_MS: guest b may still be booting, or its side
  * of a failed test may wait out an accept.
  */
+/*
+ * What the tests that skip between two real hosts (host mode) would do
+ * to a host.  Both sides skip them in wire_meet(), before meeting.
+ */
+static const struct {
+	const char *test, *why;
+} host_skips[] = {
+	{ "test_wire_firewall", "loads nftables rules into b's firewall" },
+	{ "test_wire_rtu_lost", "puts a prio qdisc and a u32 filter on a's NIC" },
+	{ "test_wire_loss_1", "puts netem on both hosts' NICs" },
+	{ "test_wire_loss_5", "puts netem on both hosts' NICs" },
+	{ "test_wire_loss_registrations", "puts netem on both hosts' NICs" },
+	{ "test_wire_reorder", "puts netem on both hosts' NICs" },
+	{ "test_wire_duplicate", "puts netem on both hosts' NICs" },
+	{ "test_wire_corrupt", "puts netem on both hosts' NICs" },
+	{ "test_wire_link_flap", "cuts b's NIC off with netem" },
+	{ "test_wire_link_cut", "cuts b's NIC off with netem" },
+	{ "test_wire_unload_refused", "runs rmmod sdp on b" },
+	{ "test_wire_device_removal", "deletes b's RDMA device and adds it again" },
+	{ "test_wire_peer_dies", "kills host b" },
+};
+
+/* In host mode, skip the running test if it is one of host_skips[]. */
+static void host_skip(void)
+{
+	size_t i;
+
+	if (!test_host_mode())
+		return;
+	for (i = 0; i < sizeof(host_skips) / sizeof(host_skips[0]); i++)
+		if (!strcmp(tap_test_name(), host_skips[i].test))
+			tap_skip("host mode: %s", host_skips[i].why);
+}
+
 static void wire_meet(void)
 {
 	const char *dev = getenv("SDP_TEST_NETDEV");
@@ -134,8 +287,12 @@ static void wire_meet(void)
 	if (met)
 		return;
 	met = true;
-	/* No netem left over from a test that failed before removing it. */
-	if (dev) {
+	host_skip();
+	/*
+	 * No netem left over from a test that failed before removing it
+	 * (a real host's qdisc is its own).
+	 */
+	if (dev && !test_host_mode()) {
 		snprintf(name, sizeof(name), "tc qdisc del dev %s root 2>/dev/null",
 			 dev);
 		/* Fails when there is none, the usual case. */
@@ -1434,10 +1591,17 @@ int main(int argc, char **argv)
 {
 	const char *r = getenv("SDP_WIRE_ROLE");
 	const char *pa = getenv("SDP_TEST_PEER");
+	pid_t board_pid = 0;
+	int ret;
 
 	share = getenv("SDP_WIRE_SHARE");
-	if (!r || !share || !pa || (*r != 'a' && *r != 'b')) {
-		fprintf(stderr, "wire: run by tests/vm/wire (SDP_WIRE_ROLE, SDP_WIRE_SHARE, SDP_TEST_PEER)\n");
+	if (test_host_mode() && (!pa || !*pa)) {
+		printf("1..0 # SKIP host mode: no SDP_TEST_PEER (the other host, which runs the suite too)\n");
+		return 0;
+	}
+	if (!r || (!share && !test_host_mode()) || !pa ||
+	    (*r != 'a' && *r != 'b')) {
+		fprintf(stderr, "wire: run by tests/vm/wire (SDP_WIRE_ROLE, SDP_WIRE_SHARE, SDP_TEST_PEER) or tests/run_tests\n");
 		return 2;
 	}
 	role = *r;
@@ -1445,5 +1609,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wire: bad SDP_TEST_PEER %s\n", pa);
 		return 2;
 	}
-	return tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+	if (!share) {
+		if (!make_sockaddr(&board, role == 'b' ? TEST_ADDR() : pa,
+				   BOARD_PORT)) {
+			fprintf(stderr, "wire: bad address for the board\n");
+			return 2;
+		}
+		if (role == 'b' && (board_pid = board_start()) < 0)
+			return 1;
+	}
+	ret = tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+	if (board_pid > 0) {
+		kill(board_pid, SIGTERM);
+		waitpid(board_pid, NULL, 0);
+	}
+	return ret;
 }

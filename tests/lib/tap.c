@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,14 +42,31 @@ void tap_fail(const char *file, int line, const char *fmt, ...)
 	_exit(TAP_CHILD_FAIL);
 }
 
+/*
+ * The reason of a skip, which the test's child writes and the runner
+ * puts on the test's line ("ok 3 - test_foo # SKIP reason"): shared
+ * memory, mapped before the first test.
+ */
+#define TAP_WHY_MAX	256
+static char *tap_why;
+
 void tap_skip(const char *fmt, ...)
 {
 	va_list ap;
+	char *p;
 
 	va_start(ap, fmt);
-	fputs("# SKIP ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
+	if (tap_why) {
+		vsnprintf(tap_why, TAP_WHY_MAX, fmt, ap);
+		/* One line: the reason ends the test's TAP line. */
+		for (p = tap_why; *p; p++)
+			if (*p == '\n' || *p == '#')
+				*p = ' ';
+	} else {
+		fputs("# SKIP ", stdout);
+		vprintf(fmt, ap);
+		fputc('\n', stdout);
+	}
 	va_end(ap);
 	fflush(stdout);
 	_exit(TAP_CHILD_SKIP);
@@ -209,6 +227,10 @@ int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv)
 	if (env && atoi(env) > 0)
 		timeout = atoi(env);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	tap_why = mmap(NULL, TAP_WHY_MAX, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tap_why == MAP_FAILED)
+		tap_why = NULL;
 	printf("TAP version 13\n1..%zu\n", n);
 	for (i = 0; i < n; i++) {
 		int r;
@@ -219,12 +241,16 @@ int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv)
 			skipped++;
 			continue;
 		}
+		if (tap_why)
+			tap_why[0] = '\0';
 		r = run_one(&tests[i], timeout);
 		if (r == TAP_CHILD_PASS) {
 			printf("ok %zu - %s\n", i + 1, tests[i].name);
 			passed++;
 		} else if (r == TAP_CHILD_SKIP) {
-			printf("ok %zu - %s # SKIP\n", i + 1, tests[i].name);
+			printf("ok %zu - %s # SKIP%s%.*s\n", i + 1, tests[i].name,
+			       tap_why && tap_why[0] ? " " : "", TAP_WHY_MAX,
+			       tap_why ? tap_why : "");
 			skipped++;
 		} else {
 			printf("not ok %zu - %s\n", i + 1, tests[i].name);

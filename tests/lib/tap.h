@@ -24,13 +24,15 @@
  * change (net.sdp.*, net.ipv4.ip_unprivileged_port_start,
  * net.core.message_burst) are put back after each test, however it ended.  The first failed CHECK
  * prints a diagnostic ("# file:line: ...") and fails the test; tap_skip()
- * skips it with a reason.  The output is TAP version 13:
+ * skips it with a reason, which ends the test's line.  The output is TAP
+ * version 13:
  *
  *	TAP version 13
- *	1..2
+ *	1..3
  *	ok 1 - test_foo
  *	not ok 2 - test_bar
- *	# 1 passed, 1 failed, 0 skipped
+ *	ok 3 - test_baz # SKIP no IPv6 in this kernel
+ *	# 1 passed, 1 failed, 1 skipped
  *
  * and the program exits 0 only if no test failed.
  */

@@ -101,9 +101,49 @@ int write_file(const char *path, const char *value)
 	return err;
 }
 
+const char *test_device(void)
+{
+	return env_or("SDP_TEST_DEVICE", env_or("SDP_TEST_IBDEV", "rxe0"));
+}
+
 bool test_provider_siw(void)
 {
 	return !strcmp(TEST_PROVIDER(), "siw");
+}
+
+bool test_provider_rxe(void)
+{
+	return !strcmp(TEST_PROVIDER(), "rxe");
+}
+
+int test_device_comp_vectors(void)
+{
+	char cmd[128], line[256];
+	int n = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ibv_devinfo -v -d %s 2>/dev/null",
+		 TEST_IBDEV());
+	f = popen(cmd, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " num_comp_vectors: %d", &n) == 1)
+			break;
+	pclose(f);
+	return n;
+}
+
+bool test_host_mode(void)
+{
+	return !strcmp(env_or("SDP_TEST_HOST", "0"), "1");
+}
+
+void test_need_own_module(void)
+{
+	if (test_host_mode() &&
+	    strcmp(env_or("SDP_TEST_OWN_MODULE", "0"), "1"))
+		tap_skip("host mode: unloads sdp, which this run did not load");
 }
 
 long long read_ull(const char *path)

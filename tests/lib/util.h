@@ -11,15 +11,50 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Environment set up by tests/vm/guest-init (defaults for other hosts). */
+/*
+ * Environment set up by tests/vm/guest-init or tests/run_tests (defaults
+ * for other hosts).
+ */
 const char *env_or(const char *name, const char *dflt);
 #define TEST_ADDR()	env_or("SDP_TEST_ADDR", "10.55.0.1")
-#define TEST_IBDEV()	env_or("SDP_TEST_IBDEV", "rxe0")
+/* The test's RDMA device: SDP_TEST_DEVICE, or by its older name SDP_TEST_IBDEV. */
+const char *test_device(void);
+#define TEST_IBDEV()	test_device()
 #define TEST_NETDEV()	env_or("SDP_TEST_NETDEV", "d0")
-/* The RDMA provider of TEST_IBDEV(): "rxe" (Soft-RoCE) or "siw" (soft-iWARP). */
+/*
+ * The RDMA provider of TEST_IBDEV(): "rxe" (Soft-RoCE) or "siw"
+ * (soft-iWARP) in the test guest; on a real host the driver that
+ * tests/run_tests found ("mlx5_core", say).
+ */
 #define TEST_PROVIDER()	env_or("SDP_TEST_PROVIDER", "rxe")
 /* Is the test device soft-iWARP's (its connections run over kernel TCP)? */
 bool test_provider_siw(void);
+/* Is it Soft-RoCE's? */
+bool test_provider_rxe(void);
+/* The device's completion vectors (ibv_devinfo -v), or -1 if unknown. */
+int test_device_comp_vectors(void);
+
+/*
+ * Host mode (SDP_TEST_HOST=1, set by tests/run_tests: make check-host):
+ * the suites run on a real host against its own device and address, and
+ * leave the host as they found it.  A test that would change the host's
+ * RDMA devices, addresses, links, routes or firewall, load or unload a
+ * module other than sdp, or write a setting outside net.sdp, skips with
+ * what it would do (TESTING.md, "On a real host").
+ */
+bool test_host_mode(void);
+#define TAP_SKIP_IF_HOST(...)						\
+	do {								\
+		if (test_host_mode())					\
+			tap_skip("host mode: " __VA_ARGS__);		\
+	} while (0)
+/*
+ * For a test that unloads sdp: in host mode it runs only if the harness
+ * loaded sdp for this run (SDP_TEST_OWN_MODULE=1) and will unload it
+ * again; the host's own sdp, with its parameters and settings, is left
+ * alone (the test skips).
+ */
+void test_need_own_module(void);
 
 /* An errno's name ("ECONNRESET"); "0" for none. */
 const char *errname(int err);
@@ -81,7 +116,7 @@ int read_file(const char *path, char *buf, size_t size);
 long long read_ull(const char *path);
 /*
  * ... from @rel under the test device's port 1 in sysfs
- * (/sys/class/infiniband/<TEST_IBDEV>/ports/1/<rel>, for example
+ * (/sys/class/infiniband/<TEST_IBDEV()>/ports/1/<rel>, for example
  * "hw_counters/sent_pkts" or "cm_tx_msgs/rej"); -1 on error.
  */
 long long port_read_ull(const char *rel);
