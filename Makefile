@@ -42,7 +42,11 @@
 #                      and throughput against packet loss
 #   make bench-pairs   the verbs-relative ratios as back-to-back pairs
 #   make bench-latency latency percentiles of SDP, TCP and verbs, and
-#                      what one socket call costs in the guest
+#                      what one socket call costs in the guest (drawn in
+#                      bench-results/)
+#   make bench-sweep   bandwidth and latency at every message size, SDP,
+#                      TCP, rsockets and verbs, drawn as PNG pictures in
+#                      bench-results/
 #   make trace-pingpong where one round trip's time goes: each hop and
 #                      the thread that runs it (kprobes, sched events)
 #   make bench-scale   many connections: idle memory per connection,
@@ -124,7 +128,8 @@ KSRCS := $(wildcard src/*.c src/*.h include/uapi/linux/*.h)
 
 .PHONY: all module tests examples tools bench-tools libsdp \
 	check check-kernels check-vm check-host check-host-vm check-host-wire-vm print-suites check-wire check-wire-vm bench-wire bench-wire-vm unit stress stress-vm demo demo-vm bench bench-vm bench-pairs bench-pairs-vm \
-	bench-latency bench-latency-vm trace-pingpong trace-pingpong-vm \
+	bench-latency bench-latency-vm bench-sweep bench-sweep-vm \
+	trace-pingpong trace-pingpong-vm \
 	bench-scale bench-scale-vm \
 	lint checkpatch doc-sync dkms-test deps clean install install-files uninstall \
 	install-module install-headers dkms-src test-progs dist rpm deb debs check-packages \
@@ -365,6 +370,25 @@ bench: deps
 bench-vm: all test-progs
 	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench
 
+# Every message size, 1 B to 4 MiB: SDP's two paths, TCP, rsockets and
+# the verbs under them (scripts/bench-sweep in the guest), then drawn as
+# PNG pictures beside the tables in bench-results/ (scripts/bench-plot).
+bench-sweep: deps
+	$(MAKE) bench-sweep-vm
+
+bench-sweep-vm: all test-progs
+	$(call bench_plotted,bench-sweep,sweep)
+
+# Run scripts/$(1) in the guest into bench-results/$(2).out, print it,
+# and draw it there (scripts/bench-plot).
+define bench_plotted
+	@mkdir -p bench-results
+	tests/vm/run --kernel-dir $(KDIR) -- scripts/$(1) > bench-results/$(2).out || \
+		{ cat bench-results/$(2).out; exit 1; }
+	cat bench-results/$(2).out
+	scripts/bench-plot bench-results/$(2).out bench-results
+endef
+
 # Many connections: idle memory, connection rate, 64 streams
 # (scripts/bench-scale).
 bench-scale: deps
@@ -392,7 +416,7 @@ bench-latency: deps
 	$(MAKE) bench-latency-vm
 
 bench-latency-vm: all test-progs
-	tests/vm/run --kernel-dir $(KDIR) -- scripts/bench-latency
+	$(call bench_plotted,bench-latency,latency)
 
 # One round trip's timeline: the threads it crosses and each hop's cost
 # (scripts/trace-pingpong in the guest, scripts/trace-timeline here).

@@ -9,7 +9,7 @@
  * A child process listens and echoes MSGSIZE-byte messages; the parent
  * connects (TCP_NODELAY) and times each round trip of ROUNDS.  Prints one
  * line, one-way microseconds (half a round trip, as qperf and perftest
- * report): min p50 p90 p99 mean.
+ * report): min p50 p90 p99 p99.9 mean.
  *
  * With -F nothing is echoed: on the connected socket the parent times
  * CALLS of each of getppid() (a system call that does nothing), recv()
@@ -160,8 +160,9 @@ int main(int argc, char **argv)
 			sum += rtt[i];
 		}
 		qsort(rtt, rounds, sizeof(*rtt), cmp_double);
-		printf("%.1f %.1f %.1f %.1f %.1f\n", rtt[0], rtt[rounds / 2],
-		       rtt[rounds * 9 / 10], rtt[rounds * 99 / 100],
+		printf("%.1f %.1f %.1f %.1f %.1f %.1f\n", rtt[0],
+		       rtt[rounds / 2], rtt[rounds * 9 / 10],
+		       rtt[rounds * 99 / 100], rtt[rounds * 999 / 1000],
 		       sum / rounds);
 	}
 	close(fd);
