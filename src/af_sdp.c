@@ -90,6 +90,7 @@
 #include "sdp_dev.h"
 #include "sdp_diag.h"
 #include "sdp_fallback.h"
+#include "sdp_fault.h"
 #include "sdp_ka.h"
 #include "sdp_mem.h"
 #include "sdp_msgzc.h"
@@ -937,6 +938,7 @@ static int __init sdp_init(void)
 		goto err_dev;
 	}
 
+	sdp_fault_init();
 	pr_info("registered address family %d\n", sdp_family);
 	return 0;
 
@@ -955,6 +957,7 @@ err_wq:
 
 static void __exit sdp_exit(void)
 {
+	sdp_fault_exit();
 	sock_unregister(sdp_family);
 	sdp_dev_exit();
 	sdp_diag_exit();

@@ -55,6 +55,7 @@
 #include "sdp_conn.h"
 #include "sdp_cq.h"
 #include "sdp_dev.h"
+#include "sdp_fault.h"
 #include "sdp_mem.h"
 #include "sdp_net.h"
 #include "sdp_proto.h"
@@ -228,6 +229,8 @@ static int sdp_rx_buf_new(struct sdp_sock *ssk, struct sdp_buf *b, u32 size)
 	struct mem_cgroup *old;
 	int err;
 
+	if (sdp_fault_rx_alloc())
+		return -ENOMEM;
 	old = sdp_memcg_enter(&ssk->sk);
 	err = sdp_ring_fill(ssk->conn.sdev->ibdev, ssk->conn.rx_ring, i, i + 1, size,
 			    DMA_FROM_DEVICE);
