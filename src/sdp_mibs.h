@@ -43,6 +43,7 @@ SDP_MIB(MEM_PRESSURE_CONNS, "MemPressureConns")	/* made small: pressure */
 SDP_MIB(TX_RING_RELEASES, "TxRingReleases")	/* send buffers given back */
 SDP_MIB(RX_RING_GROWS, "RxRingGrows")		/* receive rings grown */
 SDP_MIB(RX_RING_SHRINKS, "RxRingShrinks")	/* ... shrinking back when quiet */
+SDP_MIB(RX_BUF_WAITS, "RxBufWaits")		/* no memory to replace one */
 SDP_MIB(CHRCVBUF_ACK_TX, "ChRcvBufAckTx")	/* our buffers grew or shrank */
 SDP_MIB(CHRCVBUF_ACK_RX, "ChRcvBufAckRx")	/* the peer's did */
 SDP_MIB(HALF_OPEN, "HalfOpen")			/* gauge: not established yet */

@@ -218,32 +218,43 @@ static unsigned int sdp_rx_target(struct sdp_sock *ssk, u32 want)
 }
 
 /*
- * Give entry @b of the ring, which has none, a new @size-byte buffer (the
- * caller charged it) and post it; the caller announces it
- * (sdp_rx_announce()).  lock_sock() held, ssk->lock not.
+ * Allocate and map a @size-byte buffer for @b, charged to the socket's
+ * memory cgroup; @b keeps the one it has, if any, until the caller frees
+ * it.  lock_sock() held, ssk->lock not.
  * Return: 0 or -ENOMEM.
  */
-static int sdp_rx_buf_new(struct sdp_sock *ssk, struct sdp_buf *b, u32 size)
+static int sdp_rx_buf_alloc(struct sdp_sock *ssk, struct sdp_buf *b, u32 size)
 {
-	unsigned int i = b - ssk->conn.rx_ring;
+	struct sdp_buf nb = {};
 	struct mem_cgroup *old;
 	int err;
 
 	if (sdp_fault_rx_alloc())
 		return -ENOMEM;
 	old = sdp_memcg_enter(&ssk->sk);
-	err = sdp_ring_fill(ssk->conn.sdev->ibdev, ssk->conn.rx_ring, i, i + 1, size,
+	err = sdp_ring_fill(ssk->conn.sdev->ibdev, &nb, 0, 1, size,
 			    DMA_FROM_DEVICE);
 	sdp_memcg_leave(old);
 	if (err)
 		return err;
+	sdp_buf_free(ssk->conn.sdev->ibdev, b, DMA_FROM_DEVICE);
+	b->data = nb.data;
+	b->dma = nb.dma;
+	b->size = nb.size;
+	return 0;
+}
+
+/*
+ * Post entry @b, which has a buffer (new, or a new one in place of one
+ * that came back), unless the connection is going.  lock_sock() held,
+ * ssk->lock not.
+ */
+static void sdp_rx_buf_post(struct sdp_sock *ssk, struct sdp_buf *b)
+{
 	spin_lock_bh(&ssk->lock);
-	ssk->conn.rx_alloc++;
-	WARN_ON_ONCE(!sdp_rx_ring_ok(&ssk->conn));
 	if (sdp_tx_usable(ssk) && sdp_post_recv(ssk, b))
 		__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 	spin_unlock_bh(&ssk->lock);
-	return 0;
 }
 
 /* Buffers were posted: a credit update may be due.  ssk->lock not held. */
@@ -255,22 +266,41 @@ static void sdp_rx_announce(struct sdp_sock *ssk)
 }
 
 /*
+ * A buffer that came back could not be replaced (no memory in the
+ * socket's memory cgroup): it waits, not posted, at the head of
+ * rx_retired, and sdp_work() tries again after SDP_RX_RETRY.
+ * A bigger buffer would take the smaller messages a shrink announced,
+ * but posted after the message the next ChRcvBufAck counts from, it
+ * would put that count off.  lock_sock() held, ssk->lock not.
+ */
+static void sdp_rx_retire_again(struct sdp_sock *ssk, struct sdp_buf *b)
+{
+	spin_lock_bh(&ssk->lock);
+	list_add(&b->node, &ssk->conn.rx_retired);
+	set_bit(SDP_D_RX_RETIRE, &ssk->conn.deferred);
+	spin_unlock_bh(&ssk->lock);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_RX_BUF_WAITS);
+	sdp_queue_work_within(ssk, SDP_RX_RETRY);
+}
+
+/*
  * The buffers that came back with the size the ring no longer posts
  * (rx_retired): small ones after it grew, full ones after it shrank.
- * Each is freed and, while the ring has fewer than it should
- * (sdp_rx_target()), replaced by one of the size it posts now; one that
+ * Each is freed while the ring has more than it should
+ * (sdp_rx_target()), else given a new buffer of the size it posts now,
+ * allocated before the old one is freed: a ring that runs out of memory
+ * keeps its buffers, and one that could not be replaced waits
+ * (sdp_rx_retire_again()) instead of leaving its entry empty, which
+ * left nothing to receive into once all of them came back.  One that
  * has that size again (the ring changed back) is posted as it is.  A
  * connection that is going gets no new ones.
  * Smaller buffers are posted only once the ChRcvBufAck that announces
  * them is (sdp_tx_chrcvbuf_ack(), which calls us again): a message the
- * peer sends before it read that may be bigger.  A buffer that cannot be
- * had leaves its entry empty: the ring is one smaller until it grows.
- * lock_sock() held.
+ * peer sends before it read that may be bigger.  lock_sock() held.
  */
 void sdp_rx_replace_retired(struct sdp_sock *ssk)
 {
-	struct ib_device *dev = ssk->conn.sdev->ibdev;
-	bool more, posted = false;
+	bool keep, posted = false;
 	struct sdp_buf *b;
 	u32 size, want;
 
@@ -284,33 +314,33 @@ void sdp_rx_replace_retired(struct sdp_sock *ssk)
 			b = NULL;	/* not announced yet */
 		if (b) {
 			list_del_init(&b->node);
-			if (b->size == want) {
-				if (sdp_tx_usable(ssk) && sdp_post_recv(ssk, b))
-					__sdp_abort(ssk,
-						    SDP_ABORT_REASON_CQ_ERROR,
-						    -ECONNRESET);
-				spin_unlock_bh(&ssk->lock);
-				posted = true;
-				continue;
-			}
-			ssk->conn.rx_alloc--;
+			keep = b->size == want ||
+			       (sdp_tx_usable(ssk) &&
+				ssk->conn.rx_alloc <= sdp_rx_target(ssk, want));
+			if (!keep)
+				ssk->conn.rx_alloc--;
 		}
-		more = sdp_tx_usable(ssk) &&
-		       ssk->conn.rx_alloc < sdp_rx_target(ssk, want);
 		spin_unlock_bh(&ssk->lock);
 		if (!b)
 			break;
 		size = b->size;
-		sdp_buf_free(dev, b, DMA_FROM_DEVICE);
-		sdp_mem_uncharge(ssk, 1, size);
-		if (!more)
+		if (!keep) {
+			sdp_buf_free(ssk->conn.sdev->ibdev, b, DMA_FROM_DEVICE);
+			sdp_mem_uncharge(ssk, 1, size);
 			continue;
-		/* Established: charged even above net.sdp.mem's max. */
-		sdp_mem_charge(ssk, 1, want, true);
-		if (sdp_rx_buf_new(ssk, b, want))
-			sdp_mem_uncharge(ssk, 1, want);
-		else
-			posted = true;
+		}
+		if (size != want) {
+			/* Established: charged even above net.sdp.mem's max. */
+			sdp_mem_charge(ssk, 1, want, true);
+			if (sdp_rx_buf_alloc(ssk, b, want)) {
+				sdp_mem_uncharge(ssk, 1, want);
+				sdp_rx_retire_again(ssk, b);
+				break;
+			}
+			sdp_mem_uncharge(ssk, 1, size);
+		}
+		sdp_rx_buf_post(ssk, b);
+		posted = true;
 	}
 	if (posted)
 		sdp_rx_announce(ssk);
@@ -340,6 +370,7 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 	unsigned long idle = sdp_sysctl_rx_idle(sock_net(&ssk->sk));
 	struct sock *sk = &ssk->sk;
 	unsigned int n, i, done = 0;
+	struct sdp_buf *b;
 	u32 size;
 
 	sock_owned_by_me(sk);
@@ -356,17 +387,24 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 	if (sdp_mem_under_pressure(sock_net(sk)) ||
 	    sdp_mem_charge(ssk, n, size, false))
 		goto small;
-	spin_lock_bh(&ssk->lock);
-	/* From now on a buffer of the other size that comes back retires. */
-	ssk->conn.rx_want = size;
-	ssk->conn.rx_last = jiffies;
-	spin_unlock_bh(&ssk->lock);
 	for (i = 0; i < ssk->conn.rx_slots && done < n; i++) {
-		if (ssk->conn.rx_ring[i].data)
+		b = &ssk->conn.rx_ring[i];
+		if (b->data)
 			continue;
-		if (sdp_rx_buf_new(ssk, &ssk->conn.rx_ring[i], size))
+		if (sdp_rx_buf_alloc(ssk, b, size))
 			break;
-		done++;
+		spin_lock_bh(&ssk->lock);
+		/*
+		 * From now on a buffer of the other size that comes back
+		 * retires: not before one of this size is there to post.
+		 */
+		ssk->conn.rx_want = size;
+		if (!done++)
+			ssk->conn.rx_last = jiffies;
+		ssk->conn.rx_alloc++;
+		WARN_ON_ONCE(!sdp_rx_ring_ok(&ssk->conn));
+		spin_unlock_bh(&ssk->lock);
+		sdp_rx_buf_post(ssk, b);
 	}
 	if (done < n)
 		sdp_mem_uncharge(ssk, n - done, size);

@@ -8,7 +8,14 @@
 #ifndef _SDP_RX_H
 #define _SDP_RX_H
 
+#include <linux/jiffies.h>
 #include <linux/types.h>
+
+/*
+ * A receive buffer that came back and could not be replaced (no memory)
+ * is tried again this long after (sdp_rx_replace_retired()).
+ */
+#define SDP_RX_RETRY	(HZ / 10)
 
 struct msghdr;
 struct sock;

@@ -33,6 +33,10 @@
  *   - Receive ring idle: the ring grew to full buffers (sdp_rx_grow());
  *     net.sdp.rx_idle_ms after the last Data or SrcAvail, it shrinks
  *     back to small ones (sdp_rx_ring_idle()).
+ *   - Receive buffer replacement: a buffer that came back after the ring
+ *     changed size could not be given one of the new size (no memory in
+ *     the socket's memory cgroup, sdp_rx_retire_again()); SDP_RX_RETRY
+ *     after, it is tried again (sdp_rx_replace_retired(), sdp_rx.c).
  *   - Unexplained flush: a completion flushed that nothing of ours
  *     explains (sdp_cq_flushed()); SDP_CQ_FLUSH_GRACE after it, with no
  *     CM event to explain it either, the connection is aborted

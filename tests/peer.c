@@ -2780,6 +2780,144 @@ static void test_rx_shrink_keeps_ring(void)
 	peer_teardown(&p);
 }
 
+#define FAIL_RX_ALLOC	"/sys/kernel/debug/sdp/fail_rx_alloc"
+
+/*
+ * Receive buffer allocations fail (Y) or not (N) from now on: the
+ * module's fault injection (sdp_fault.c), as when the socket's memory
+ * cgroup is at its limit.  Skips without it (no debugfs, or locked down).
+ */
+static void fail_rx_alloc(bool on)
+{
+	TAP_SKIP_IF_HOST("every receive ring on the host would fail to grow");
+	if (access(FAIL_RX_ALLOC, W_OK))
+		tap_skip("no %s: %s", FAIL_RX_ALLOC, strerror(errno));
+	CHECK(write_file(FAIL_RX_ALLOC, on ? "Y" : "N") == 0, "write %s: %s",
+	      FAIL_RX_ALLOC, strerror(errno));
+}
+
+/*
+ * A ring that shrinks when no memory is left keeps the buffers it
+ * receives into.  The module's ring, grown to 16 full buffers
+ * (peer_grown()), announces its shrink; then its receive buffers cannot
+ * be allocated (fail_rx_alloc()), and the peer sends the 16 messages
+ * before the one the ChRcvBufAck binds from.  12 of the full buffers are
+ * freed; the 4 that should become small ones cannot (RxBufWaits) and
+ * keep their 32 KiB (MemPages +4 x 8).  Freed before their replacement
+ * existed, they left their entries empty for good and the peer never had
+ * a credit again.  Once allocations work again, the 4 small buffers are
+ * posted and announced within the bound (tried again every 100 ms), and
+ * a 4096-byte message arrives intact.
+ */
+static void test_rx_shrink_no_memory(void)
+{
+	long long waits = sdp_stat("RxBufWaits");
+	long long pages = sdp_stat("MemPages");
+	char *buf = xmalloc(SDP_BUF_SMALL);
+	uint32_t ca[2], x, i;
+	struct peer p;
+	struct msg *m;
+
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		tap_skip("page size %ld", sysconf(_SC_PAGESIZE));
+	fail_rx_alloc(false);
+	peer_grown(&p, HF_SHRINK, pages);
+	m = peer_expect_msg(&p, MID_CHRCVBUF_ACK, p.tx_mseq);
+	memcpy(ca, m->payload, sizeof(ca));
+	x = p.tx_mseq + 1 + SDP_DEFAULT_BUFS;
+	CHECK(ntohl(ca[0]) == SDP_BUF_SMALL && ntohl(ca[1]) == x,
+	      "ChRcvBufAck of %u-byte buffers from mseq %u, expected %u from %u",
+	      ntohl(ca[0]), ntohl(ca[1]), SDP_BUF_SMALL, x);
+	fail_rx_alloc(true);
+	for (i = p.tx_mseq + 1; i < x; i++)
+		peer_send(&p, MID_DATA, NULL, 0);
+	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
+			 SDP_HALF_OPEN_BUFS * BUF_PAGES }, WAIT_MS),
+	      "MemPages +%lld with no memory, expected +%d: 4 full buffers kept",
+	      sdp_stat("MemPages") - pages, SDP_HALF_OPEN_BUFS * BUF_PAGES);
+	CHECK(waits >= 0 && sdp_stat("RxBufWaits") > waits,
+	      "RxBufWaits %lld, %lld before the allocations failed",
+	      sdp_stat("RxBufWaits"), waits);
+	fail_rx_alloc(false);
+	/* Credit updates, until one lets messages X to X + 3 go. */
+	do {
+		m = peer_next_msg(&p);
+		CHECK(m && is_credit_update(m),
+		      "no credit update for the small buffers within %d ms of memory back",
+		      PEER_WAIT_MS);
+	} while (m->mseq_ack + m->bufs < x + SDP_HALF_OPEN_BUFS - 1);
+	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
+			 SDP_HALF_OPEN_BUFS }, WAIT_MS),
+	      "MemPages +%lld, expected +%d: 4 small buffers",
+	      sdp_stat("MemPages") - pages, SDP_HALF_OPEN_BUFS);
+	tap_diag("RxBufWaits +%lld while allocations failed",
+		 sdp_stat("RxBufWaits") - waits);
+	peer_send_big(&p, SDP_BUF_SMALL);
+	CHECK(read_all(p.sock, buf, SDP_BUF_SMALL - 16) == SDP_BUF_SMALL - 16,
+	      "read: %s", strerror(errno));
+	for (i = 0; i < SDP_BUF_SMALL - 16; i++)
+		CHECK(!buf[i], "byte %u of the 4096-byte message is %#x", i,
+		      buf[i]);
+	free(buf);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
+/*
+ * A ring that cannot grow keeps the buffers it has.  The module's ring
+ * of 4 small buffers cannot have a single full one (fail_rx_alloc())
+ * when the peer's second Data message asks it to grow.  Four times, two
+ * Data messages are read and the peer's credits come back with credit
+ * updates; no ChRcvBufAck may announce full buffers the ring does not
+ * have (once one did, the small ones then retired as they were read,
+ * none could be replaced, and the peer had no buffer left to send into).
+ * The ring stays at its 4 small buffers (MemPages).
+ */
+static void test_rx_grow_no_memory(void)
+{
+	long long pages;
+	uint32_t limit;
+	struct peer p;
+	struct msg *m;
+	int round;
+
+	fail_rx_alloc(false);
+	CHECK(write_file(RX_INIT_SYSCTL, "4") == 0, "write %s: %s",
+	      RX_INIT_SYSCTL, strerror(errno));
+	peer_listen(&p, 4, 0);
+	p.hello_flags = HF_RESIZE | HF_SHRINK;
+	peer_start(&p, NULL);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, PEER_WAIT_MS);
+	CHECK(write_file(RX_INIT_SYSCTL, "16") == 0, "write %s: %s",
+	      RX_INIT_SYSCTL, strerror(errno));
+	pages = sdp_stat("MemPages");
+	fail_rx_alloc(true);
+	for (round = 0; round < 4; round++) {
+		peer_send_data(&p, "one");
+		peer_send_data(&p, "two");
+		sdp_expect_data(&p, "onetwo");
+		/* Credit updates, until the peer has 4 credits again. */
+		do {
+			m = peer_next_msg(&p);
+			CHECK(m, "round %d: no credit update within %d ms",
+			      round, PEER_WAIT_MS);
+			CHECK(is_credit_update(m),
+			      "round %d: mid %#x (%s) from the module with no memory for a full buffer",
+			      round, m->mid, mid_name(m->mid));
+			limit = m->mseq_ack + m->bufs;
+		} while (limit < p.tx_mseq + SDP_HALF_OPEN_BUFS);
+	}
+	CHECK(sdp_stat("MemPages") == pages,
+	      "MemPages %+lld after a growth with no memory",
+	      sdp_stat("MemPages") - pages);
+	fail_rx_alloc(false);
+	sdp_expect_healthy(&p);
+	orderly_close(&p);
+	peer_teardown(&p);
+}
+
 /*
  * Connection requests a listener holds before the peer completes the
  * handshake are bounded per namespace (net.sdp.max_half_open), besides
@@ -2892,6 +3030,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_rx_small_buffers),
 	TAP_TEST(test_rx_ring_shrinks),
 	TAP_TEST(test_rx_shrink_keeps_ring),
+	TAP_TEST(test_rx_shrink_no_memory),
+	TAP_TEST(test_rx_grow_no_memory),
 	TAP_TEST(test_sender_waits_for_big_mseq),
 	TAP_TEST(test_sender_reaches_growth),
 	TAP_TEST(test_sender_parts_to_small_peer),
@@ -2942,6 +3082,9 @@ int main(int argc, char **argv)
 	whole = read_file(RX_INIT_SYSCTL, rx_init, sizeof(rx_init)) == 0 &&
 		write_file(RX_INIT_SYSCTL, "16") == 0;
 	ret = tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+	/* A test that failed with allocations failing left them so. */
+	if (!access(FAIL_RX_ALLOC, W_OK))
+		write_file(FAIL_RX_ALLOC, "N");
 	if (raised)
 		set_burst(old);
 	if (whole)

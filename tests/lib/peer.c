@@ -372,6 +372,7 @@ const char *mid_name(uint8_t mid)
 	case MID_RDMA_RD_COMPL: return "RdmaRdCompl";
 	case MID_SRCAVAIL_CANCEL: return "SrcAvailCancel";
 	case MID_SRCAVAIL: return "SrcAvail";
+	case MID_CHRCVBUF_ACK: return "ChRcvBufAck";
 	default: return "?";
 	}
 }
