@@ -356,7 +356,7 @@ static struct {
 		int tx, rx;			/* a connection, both ends */
 		pthread_t sender, reader;
 		atomic_bool stop;
-		unsigned long long sendfiles, sends, received, bad;
+		unsigned long long sendfiles, sends, bursts, received, bad;
 	} wit;
 	atomic_bool stop;
 	long long end_ms;
@@ -2436,15 +2436,18 @@ static unsigned char *guarded(size_t size, int fill)
  * The witness: beside the storm, on a connection of its own that no
  * worker can reach (made before it, closed after it), a sender that
  * alternates sendfile() of 256 KiB from the FILL file's offset 0
- * (gathered pages: zero-copy) and a blocking 256-KiB send (zero-copy
- * sized), ten times a second at most, and a reader that drains the
- * other end and checks every byte.
- * The workers' zero-copy transfers come by chance (on a debug kernel
- * few of the connections live long enough); the witness's come every
- * time, amid the storm, so that the zero-copy checks after it test the
- * module, not the dice.
+ * (gathered pages: zero-copy), a blocking 256-KiB send (zero-copy
+ * sized) and a burst of 8-KiB sends (buffered: the reader's ring grows),
+ * ten times a second at most (the pause lets that ring shrink back:
+ * RX_IDLE_MS), and a reader that drains the other end and checks every
+ * byte.
+ * The workers' zero-copy transfers and ring changes come by chance (on
+ * a debug kernel few of the connections live long enough); the
+ * witness's come every time, amid the storm, so that the checks after
+ * it test the module, not the dice.
  */
 #define WITNESS_LEN	(256 << 10)
+#define WITNESS_BURST	16		/* sends of 8 KiB */
 
 static void *witness_send(void *arg)
 {
@@ -2452,6 +2455,7 @@ static void *witness_send(void *arg)
 	unsigned char *buf = guarded(WITNESS_LEN, FILL);
 	off_t off;
 	long r;
+	int i;
 
 	while (!atomic_load(&wt->stop)) {
 		off = 0;
@@ -2465,8 +2469,15 @@ static void *witness_send(void *arg)
 			wt->sends++;
 		else if (errno != EAGAIN && errno != EINTR)
 			break;
+		for (i = 0; i < WITNESS_BURST; i++) {
+			r = send(wt->tx, buf, 8192, MSG_NOSIGNAL);
+			if (r < 0 && errno != EAGAIN && errno != EINTR)
+				goto out;
+		}
+		wt->bursts++;
 		usleep(100000);	/* a witness, not a load of its own */
 	}
+out:
 	shutdown(wt->tx, SHUT_WR);
 	munmap(buf, WITNESS_LEN + S.page);
 	return NULL;
@@ -2533,10 +2544,11 @@ static void witness_stop(void)
 	      "the witness did not stop within 60 s");
 	close(S.wit.tx);
 	close(S.wit.rx);
-	tap_diag("witness: %llu sendfiles and %llu sends of %d KiB, %llu bytes received, %llu not the test's",
+	tap_diag("witness: %llu sendfiles and %llu sends of %d KiB, %llu bursts, %llu bytes received, %llu not the test's",
 		 S.wit.sendfiles, S.wit.sends, WITNESS_LEN >> 10,
-		 S.wit.received, S.wit.bad);
-	CHECK(S.wit.sendfiles >= 1 && S.wit.sends >= 1 && !S.wit.bad &&
+		 S.wit.bursts, S.wit.received, S.wit.bad);
+	CHECK(S.wit.sendfiles >= 1 && S.wit.sends >= 1 && S.wit.bursts >= 1 &&
+	      !S.wit.bad &&
 	      S.wit.received >= 2ULL * WITNESS_LEN,
 	      "the witness's transfers did not go through");
 }
