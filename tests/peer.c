@@ -2600,6 +2600,32 @@ static void peer_grown(struct peer *p, uint8_t flags, long long pages)
 }
 
 /*
+ * The module's ring is back on its 4 small buffers, posted after message
+ * @x - 1: credit updates come until one lets messages @x to @x + 3 go,
+ * and a 4096-byte message arrives intact.
+ */
+static void sdp_expect_small_ring(struct peer *p, uint32_t x)
+{
+	char *buf = xmalloc(SDP_BUF_SMALL);
+	struct msg *m;
+	uint32_t i;
+
+	do {
+		m = peer_next_msg(p);
+		CHECK(m && is_credit_update(m),
+		      "no credit update for the small buffers within %d ms",
+		      PEER_WAIT_MS);
+	} while (m->mseq_ack + m->bufs < x + SDP_HALF_OPEN_BUFS - 1);
+	peer_send_big(p, SDP_BUF_SMALL);
+	CHECK(read_all(p->sock, buf, SDP_BUF_SMALL - 16) == SDP_BUF_SMALL - 16,
+	      "read: %s", strerror(errno));
+	for (i = 0; i < SDP_BUF_SMALL - 16; i++)
+		CHECK(!buf[i], "byte %u of the 4096-byte message is %#x", i,
+		      buf[i]);
+	free(buf);
+}
+
+/*
  * The module's receive ring, grown to 16 full buffers, shrinks back once
  * no data came for net.sdp.rx_idle_ms (200 ms), to a peer that set
  * SDP_HF_SHRINK.  Its ChRcvBufAck says 4096-byte messages from mseq X on,
@@ -2643,19 +2669,7 @@ static void test_rx_ring_shrinks(void)
 	      "MemPages +%lld, RxRingShrinks +%lld, expected +%d and +1",
 	      sdp_stat("MemPages") - pages,
 	      sdp_stat("RxRingShrinks") - shrinks, SDP_HALF_OPEN_BUFS);
-	/* Credit updates, until one lets messages X to X + 3 go. */
-	do {
-		m = peer_next_msg(&p);
-		CHECK(m && is_credit_update(m),
-		      "no credit update for the small buffers within %d ms",
-		      PEER_WAIT_MS);
-	} while (m->mseq_ack + m->bufs < x + SDP_HALF_OPEN_BUFS - 1);
-	peer_send_big(&p, SDP_BUF_SMALL);
-	CHECK(read_all(p.sock, buf, SDP_BUF_SMALL - 16) == SDP_BUF_SMALL - 16,
-	      "read: %s", strerror(errno));
-	for (i = 0; i < SDP_BUF_SMALL - 16; i++)
-		CHECK(!buf[i], "byte %u of the 4096-byte message is %#x", i,
-		      buf[i]);
+	sdp_expect_small_ring(&p, x);
 
 	/*
 	 * Data again, the second message in a row: the ring grows again;
@@ -2813,7 +2827,6 @@ static void test_rx_shrink_no_memory(void)
 {
 	long long waits = sdp_stat("RxBufWaits");
 	long long pages = sdp_stat("MemPages");
-	char *buf = xmalloc(SDP_BUF_SMALL);
 	uint32_t ca[2], x, i;
 	struct peer p;
 	struct msg *m;
@@ -2839,26 +2852,13 @@ static void test_rx_shrink_no_memory(void)
 	      "RxBufWaits %lld, %lld before the allocations failed",
 	      sdp_stat("RxBufWaits"), waits);
 	fail_rx_alloc(false);
-	/* Credit updates, until one lets messages X to X + 3 go. */
-	do {
-		m = peer_next_msg(&p);
-		CHECK(m && is_credit_update(m),
-		      "no credit update for the small buffers within %d ms of memory back",
-		      PEER_WAIT_MS);
-	} while (m->mseq_ack + m->bufs < x + SDP_HALF_OPEN_BUFS - 1);
+	sdp_expect_small_ring(&p, x);
 	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
 			 SDP_HALF_OPEN_BUFS }, WAIT_MS),
 	      "MemPages +%lld, expected +%d: 4 small buffers",
 	      sdp_stat("MemPages") - pages, SDP_HALF_OPEN_BUFS);
 	tap_diag("RxBufWaits +%lld while allocations failed",
 		 sdp_stat("RxBufWaits") - waits);
-	peer_send_big(&p, SDP_BUF_SMALL);
-	CHECK(read_all(p.sock, buf, SDP_BUF_SMALL - 16) == SDP_BUF_SMALL - 16,
-	      "read: %s", strerror(errno));
-	for (i = 0; i < SDP_BUF_SMALL - 16; i++)
-		CHECK(!buf[i], "byte %u of the 4096-byte message is %#x", i,
-		      buf[i]);
-	free(buf);
 	sdp_expect_healthy(&p);
 	orderly_close(&p);
 	peer_teardown(&p);
