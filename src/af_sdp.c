@@ -449,6 +449,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
+	struct rdma_cm_id *spent = NULL;
 	struct sockaddr_storage ss;
 	int err;
 
@@ -480,9 +481,15 @@ static int sdp_listen(struct socket *sock, int backlog)
 			goto out;
 	}
 	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
-	err = rdma_listen(ssk->id, backlog);
+	/* Bound to :: for IPv4 clients too: a second id takes those. */
+	err = sdp_cm_listen_v4(ssk, backlog, &spent);
 	if (err)
 		goto out;
+	err = rdma_listen(ssk->id, backlog);
+	if (err) {
+		spent = sdp_cm_take_id4(ssk);
+		goto out;
+	}
 	set_bit(SDP_O_BOUND, &ssk->opts);
 	ssk->saddr = ssk->id->route.addr.src_addr;
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
@@ -494,6 +501,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 	sdp_fb_listen(ssk, backlog);
 out:
 	release_sock(sk);
+	sdp_cm_put_id(sk, spent);
 	return err;
 }
 

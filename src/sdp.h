@@ -129,6 +129,8 @@ struct sdp_zc_async;
  * @flags: SDP_F_* bits (a passive socket and its listener)
  * @opts: SDP_O_* bits (addressing and options)
  * @id: the RDMA CM id; changed only under lock_sock()
+ * @id4: a dual-stack listener's CM id for its IPv4 clients, or NULL
+ *	(sdp_cm_listen_v4()); changed only under lock_sock()
  * @conn: the connection (sdp_conn.c)
  * @saddr: local address (AF_UNSPEC until bound); under lock_sock()
  * @daddr: peer address (AF_UNSPEC until connected); under lock_sock()
@@ -174,6 +176,7 @@ struct sdp_sock {
 	unsigned long opts;
 
 	struct rdma_cm_id *id;
+	struct rdma_cm_id *id4;
 	struct sdp_conn conn;
 
 	struct sockaddr_storage saddr;

@@ -413,7 +413,7 @@ static void sdp_close_linger(struct sdp_sock *ssk)
 int sdp_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
-	struct rdma_cm_id *id = NULL;
+	struct rdma_cm_id *id = NULL, *id4;
 	struct sdp_sock *ssk;
 
 	if (!sk)
@@ -479,15 +479,14 @@ int sdp_release(struct socket *sock)
 		ssk->id = NULL;
 		clear_bit(SDP_O_BOUND, &ssk->opts);
 	}
+	id4 = sdp_cm_take_id4(ssk);
 	/* A connection is torn down in the background (sdp_work()). */
 	if (ssk->id)
 		sdp_queue_work(ssk);
 	release_sock(sk);
 
-	if (id) {
-		rdma_destroy_id(id);
-		sock_put(sk);	/* the id's reference */
-	}
+	sdp_cm_put_id(sk, id4);
+	sdp_cm_put_id(sk, id);
 	/*
 	 * Also when no longer listening: a listener whose device went away
 	 * is closed (ENETDOWN) but may still hold passive sockets.

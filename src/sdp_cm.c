@@ -43,15 +43,23 @@
 #include "sdp_tx.h"
 #include "sdp_wire.h"
 
-int sdp_cm_create_id(struct sdp_sock *ssk)
+static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
 {
 	struct rdma_cm_id *id;
 
 	id = rdma_create_id(sock_net(&ssk->sk), sdp_cm_handler, ssk,
 			    RDMA_PS_TCP, IB_QPT_RC);
+	if (!IS_ERR(id))
+		sock_hold(&ssk->sk);	/* the id's reference, put after destroy */
+	return id;
+}
+
+int sdp_cm_create_id(struct sdp_sock *ssk)
+{
+	struct rdma_cm_id *id = sdp_cm_new_id(ssk);
+
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	sock_hold(&ssk->sk);	/* the id's reference, put after destroy */
 	ssk->id = id;
 	return 0;
 }
@@ -84,7 +92,8 @@ static bool sdp_addr_local(struct net *net, const struct sockaddr_storage *ss)
  * CM's would not, the CM is called with credentials that hold
  * CAP_NET_BIND_SERVICE and nothing else.  lock_sock() held.
  */
-int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
+static int sdp_cm_bind_id(struct sdp_sock *ssk, struct rdma_cm_id *id,
+			  const struct sockaddr_storage *ss)
 {
 	struct sock *sk = &ssk->sk;
 	struct net *net = sock_net(sk);
@@ -97,11 +106,11 @@ int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 	if (port && inet_port_requires_bind_service(net, port) &&
 	    !ns_capable(net->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;
-	rdma_set_reuseaddr(ssk->id, sk->sk_reuse != SK_NO_REUSE);
+	rdma_set_reuseaddr(id, sk->sk_reuse != SK_NO_REUSE);
 	if (ss->ss_family == AF_INET6)
-		rdma_set_afonly(ssk->id, ssk->tcp.v6only);
+		rdma_set_afonly(id, ssk->tcp.v6only);
 	if (!port || port >= PROT_SOCK || capable(CAP_NET_BIND_SERVICE)) {
-		err = rdma_bind_addr(ssk->id, (struct sockaddr *)ss);
+		err = rdma_bind_addr(id, (struct sockaddr *)ss);
 	} else {
 		cred = prepare_kernel_cred(&init_task);
 		if (!cred)
@@ -113,7 +122,7 @@ int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 		cap_clear(cred->cap_ambient);
 		cap_raise(cred->cap_effective, CAP_NET_BIND_SERVICE);
 		old = override_creds(cred);
-		err = rdma_bind_addr(ssk->id, (struct sockaddr *)ss);
+		err = rdma_bind_addr(id, (struct sockaddr *)ss);
 		revert_creds(old);
 		put_cred(cred);
 	}
@@ -126,6 +135,93 @@ int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 	if (err == -EADDRNOTAVAIL && sdp_addr_local(net, ss))
 		return -EADDRINUSE;
 	return err == -ENODEV ? -EADDRNOTAVAIL : err;
+}
+
+int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
+{
+	return sdp_cm_bind_id(ssk, ssk->id, ss);
+}
+
+/* A listener on the IPv6 wildcard that takes IPv4 clients too? */
+static bool sdp_cm_dual_stack(const struct sdp_sock *ssk)
+{
+	const struct sockaddr_in6 *sin6 =
+		(const struct sockaddr_in6 *)&ssk->id->route.addr.src_addr;
+
+	return sin6->sin6_family == AF_INET6 && !ssk->tcp.v6only &&
+	       ipv6_addr_any(&sin6->sin6_addr);
+}
+
+/*
+ * listen() on a socket bound to the IPv6 wildcard without IPV6_V6ONLY:
+ * its IPv4 clients come to a second CM id, @id4, listening on the IPv4
+ * wildcard at the same port, and @id takes IPv6 clients only.  One
+ * dual-stack id would do on InfiniBand and RoCE, where the CM hands an
+ * IPv4 request to an IPv6 listener, but not on iWARP: there each listener
+ * is a TCP socket of the device's, and an IPv4 client reaching an IPv6
+ * one comes with v4-mapped addresses that the CM finds on no device and
+ * refuses.  The port stays the socket's in both families throughout
+ * (@id held it for IPv4 since bind(); cma_check_port() lets two
+ * family-only ids share it).  Before rdma_listen() on @id, so that a
+ * failure leaves the socket as it was; the caller destroys *@spent, the
+ * id that failed, once lock_sock() is released.  lock_sock() held.
+ */
+int sdp_cm_listen_v4(struct sdp_sock *ssk, int backlog,
+		     struct rdma_cm_id **spent)
+{
+	struct sockaddr *sa = (struct sockaddr *)&ssk->id->route.addr.src_addr;
+	struct sockaddr_storage ss = {};
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct rdma_cm_id *id4;
+	int err;
+
+	sock_owned_by_me(&ssk->sk);
+	*spent = NULL;
+	if (ssk->id4 || !sdp_cm_dual_stack(ssk))
+		return 0;
+	id4 = sdp_cm_new_id(ssk);
+	if (IS_ERR(id4))
+		return PTR_ERR(id4);
+	err = rdma_set_afonly(ssk->id, 1);
+	if (err)
+		goto err_id;
+	sin->sin_family = AF_INET;
+	sin->sin_port = sdp_addr_port(sa);
+	err = sdp_cm_bind_id(ssk, id4, &ss);
+	if (!err)
+		err = rdma_listen(id4, backlog);
+	if (err)
+		goto err_afonly;
+	ssk->id4 = id4;
+	return 0;
+
+err_afonly:
+	rdma_set_afonly(ssk->id, 0);
+err_id:
+	*spent = id4;
+	return err;
+}
+
+/*
+ * A listener's IPv4 id, given up when @id goes: the caller destroys it
+ * once lock_sock() is released (sdp_cm_put_id()).  lock_sock() held.
+ */
+struct rdma_cm_id *sdp_cm_take_id4(struct sdp_sock *ssk)
+{
+	struct rdma_cm_id *id4 = ssk->id4;
+
+	sock_owned_by_me(&ssk->sk);
+	ssk->id4 = NULL;
+	return id4;
+}
+
+/* Destroy an id of @sk's (or none) and drop its reference; no lock_sock(). */
+void sdp_cm_put_id(struct sock *sk, struct rdma_cm_id *id)
+{
+	if (!id)
+		return;
+	rdma_destroy_id(id);
+	sock_put(sk);	/* the id's reference */
 }
 
 static u8 sdp_ipv(struct rdma_cm_id *id)

@@ -1036,9 +1036,31 @@ static void test_listen_backlog(void)
 }
 
 /*
- * A listener on in6addr_any (dual-stack) accepts an IPv4 client; the
- * accepted socket's peer is the client as a v4-mapped IPv6 address.
- * Over iWARP the IPv4 client is refused (ECONNREFUSED).
+ * Whether an IPv4 socket of the family under test with SO_REUSEADDR can
+ * bind the wildcard at @port: it cannot (EADDRINUSE) while @taken says a
+ * listener holds the port, and can once it is gone.
+ */
+static void port_taken_v4(int port, bool taken)
+{
+	struct sockaddr_in any4 = { .sin_family = AF_INET,
+				    .sin_port = htons(port) };
+	int fd = CHECK_OK(test_socket_af(AF_INET, 0));
+
+	sockopt_set(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+	if (taken)
+		CHECK_ERRNO(bind(fd, (struct sockaddr *)&any4, sizeof(any4)),
+			    EADDRINUSE);
+	else
+		CHECK_OK(bind(fd, (struct sockaddr *)&any4, sizeof(any4)));
+	close(fd);
+}
+
+/*
+ * A listener on in6addr_any (dual-stack) holds its port for IPv4 too and
+ * accepts an IPv4 client (over iWARP as well, whose connection manager
+ * listens for each family apart); the accepted socket's peer is the
+ * client as a v4-mapped IPv6 address.  Once it is closed, the port is
+ * free for IPv4 again.
  */
 static void test_ipv6_dual_stack(void)
 {
@@ -1068,19 +1090,8 @@ static void test_ipv6_dual_stack(void)
 	CHECK(la.ss_family == AF_INET6, "listener family %u", la.ss_family);
 	CHECK(sockaddr_port(&la) != 0, "port 0");
 	sockaddr_set_port(&ta, sockaddr_port(&la));
-	if (test_is_sdp() && test_provider_siw()) {
-		/*
-		 * The iWARP connection request arrives at the IPv6 listener
-		 * with v4-mapped addresses, which the RDMA CM finds on no
-		 * device: it refuses it (sdp(7), "iWARP").
-		 */
-		c = CHECK_OK(test_socket(0));
-		CHECK_ERRNO(connect(c, (struct sockaddr *)&ta, sockaddr_len(&ta)),
-			    ECONNREFUSED);
-		close(c);
-		close(l);
-		return;
-	}
+	/* It holds the port for IPv4 as well. */
+	port_taken_v4(sockaddr_port(&la), true);
 	c = net_connect(&ta, 0);
 	local_addr(c, &ca);
 	CHECK(ca.ss_family == AF_INET, "client family %u", ca.ss_family);
@@ -1107,6 +1118,7 @@ static void test_ipv6_dual_stack(void)
 	close(s);
 	close(c);
 	close(l);
+	port_taken_v4(sockaddr_port(&la), false);
 }
 
 /*
