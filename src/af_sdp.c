@@ -905,6 +905,14 @@ static struct net_proto_family sdp_family_ops __ro_after_init = {
 	.owner = THIS_MODULE,
 };
 
+/* @sdp_family belongs to another protocol (its sockets or sock_diag). */
+static int __init sdp_family_taken(void)
+{
+	pr_err("address family %d is already registered by another protocol; load with family=N to use a free one\n",
+	       sdp_family);
+	return -EEXIST;
+}
+
 static int __init sdp_init(void)
 {
 	int err;
@@ -933,16 +941,19 @@ static int __init sdp_init(void)
 	if (err)
 		goto err_net;
 	err = sdp_diag_init();
-	if (err)
+	if (err) {
+		/* A handler for the family: inet_diag's for 2, say. */
+		if (err == -EBUSY)
+			err = sdp_family_taken();
 		goto err_proto;
+	}
 	err = sdp_dev_init();
 	if (err)
 		goto err_diag;
 	err = sock_register(&sdp_family_ops);
 	if (err) {
 		if (err == -EEXIST)
-			pr_err("address family %d is already registered by another protocol; load with family=N to use a free one\n",
-			       sdp_family);
+			err = sdp_family_taken();
 		goto err_dev;
 	}
 

@@ -128,12 +128,17 @@ static void test_unload_refused_while_child_holds_socket(void)
 	restore();
 }
 
-/* Loading under a family that another protocol owns fails clearly. */
+/*
+ * Loading under a family that another protocol owns fails clearly, also
+ * when that protocol's sock_diag handler is there (inet_diag, which ss(8)
+ * loads, has family 2's).
+ */
 static void test_family_taken_refused(void)
 {
 	int kmsg, ret;
 
 	test_need_own_module();
+	CHECK(system("modprobe -q inet_diag") == 0, "cannot load inet_diag");
 	CHECK_OK(sdp_unload(UNLOAD_WAIT_MS));
 	kmsg = kmsg_open();
 	CHECK(kmsg >= 0, "/dev/kmsg: %s", strerror(errno));
