@@ -33,6 +33,8 @@
 #include "sdp_close.h"
 #include "sdp_cm.h"
 #include "sdp_conn.h"
+#include "sdp_ctrl.h"
+#include "sdp_dev.h"
 #include "sdp_fallback.h"
 #include "sdp_filter.h"
 #include "sdp_mem.h"
@@ -485,6 +487,19 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		goto err_child;
 	child->conn.tx_max = sdp_peer_tx_max(be32_to_cpu(hh->localrcvsz));
 	child->conn.tx_credits = be16_to_cpu(hh->bsdh.bufs);
+	/*
+	 * iWARP: MPA lets the responder send only once the initiator's
+	 * first message has arrived (RFC 5044, 7.1.2).  Until then the
+	 * initiator may still be taking in the MPA reply, and a message of
+	 * ours right behind it makes it fail the connection (siw: a
+	 * CONNECT_ERROR).  So no credits until that first Send, which the
+	 * initiator posts at once (sdp_cm_speak_first(), sdp_rx_rtr()).
+	 */
+	if (child->conn.sdev->iwarp) {
+		child->conn.rtr_credits = child->conn.tx_credits;
+		child->conn.tx_credits = 0;
+		set_bit(SDP_C_RTR_WAIT, &child->conn.flags);
+	}
 	sdp_peer_flags(child, id->device, hh->flags);
 
 	spin_lock_bh(&child->lock);
@@ -607,6 +622,24 @@ static void sdp_cm_child_established(struct sdp_sock *ssk)
 		sdp_child_established(ssk);
 }
 
+/*
+ * The active side of an iWARP connection sends at once, since the
+ * passive side may not send before it (sdp_cm_request()): an empty Send,
+ * MPA's "ready to receive" (sdp_post_rtr()).  ssk->lock held.
+ */
+static void sdp_cm_speak_first(struct sdp_sock *ssk)
+{
+	int err;
+
+	lockdep_assert_held(&ssk->lock);
+	if (!ssk->conn.sdev->iwarp)
+		return;
+	err = sdp_post_rtr(ssk);
+	if (err)
+		sdp_warn_peer(ssk, "cannot send the iWARP peer its first Send (%d, %d credits)\n",
+			      err, ssk->conn.tx_credits);
+}
+
 /* ESTABLISHED, either side. */
 static void sdp_cm_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 			       struct rdma_cm_event *ev)
@@ -634,6 +667,7 @@ static void sdp_cm_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	spin_lock_bh(&ssk->lock);
 	set_bit(SDP_C_ESTABLISHED, &ssk->conn.flags);
 	sdp_set_state(sk, TCP_ESTABLISHED);
+	sdp_cm_speak_first(ssk);
 	spin_unlock_bh(&ssk->lock);
 	sk->sk_state_change(sk);
 	sk->sk_write_space(sk);

@@ -187,6 +187,12 @@ enum {
 	SDP_C_CQ_KICK,		/* the CQ's event, handed to that reader
 				 * (sdp_cq_event())
 				 */
+	SDP_C_RTR_WAIT,		/* iWARP, passive: nothing goes before the
+				 * peer's first Send (sdp_cm_request())
+				 */
+	SDP_C_RTR_ANSWER,	/* ... which came: announce the buffer it
+				 * took (sdp_tx_try_control())
+				 */
 };
 
 /*
@@ -371,6 +377,8 @@ struct sdp_zc_rx {
  * @ctrl_head: control slots posted
  * @ctrl_tail: control slots completed
  * @tx_mseq_next: mseq of the next message we send
+ * @rtr_credits: iWARP, passive: the credits the peer's Hello gave, ours
+ *	once its first Send has come (SDP_C_RTR_WAIT)
  * @tx_credits: messages we may send (peer's posted buffers); below 0
  *	only when the peer's BSDH says so (more of ours in flight than it
  *	has buffers), never by our sending: a message goes only with a
@@ -444,6 +452,7 @@ struct sdp_conn {
 	unsigned int ctrl_head;
 	unsigned int ctrl_tail;
 	u32 tx_mseq_next;
+	int rtr_credits;
 	int tx_credits;
 	u32 tx_max;
 	u32 tx_prev_max;

@@ -73,6 +73,34 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 	return 0;
 }
 
+/*
+ * The active side's first Send over iWARP: empty, no BSDH and no mseq
+ * (the zero-length Send of MPA's "ready to receive", RFC 6581); the
+ * passive side sends nothing before it (sdp_cm_request()) and only
+ * reposts the buffer it took (sdp_rx_rtr()).  It takes a credit, which
+ * the passive side's first BSDH gives back.  Posted from a control
+ * buffer, whose mid (Hello: the handshake's last word) nothing reads.
+ * ssk->lock held.
+ */
+int sdp_post_rtr(struct sdp_sock *ssk)
+{
+	struct sdp_buf *b;
+	int err;
+
+	lockdep_assert_held(&ssk->lock);
+	if (ssk->conn.tx_credits < 1 ||
+	    ssk->conn.ctrl_head - ssk->conn.ctrl_tail >= SDP_CTRL_BUFS)
+		return -EAGAIN;
+	b = &ssk->conn.ctrl_ring[ssk->conn.ctrl_head % SDP_CTRL_BUFS];
+	b->mid = SDP_MID_HELLO;
+	err = sdp_post_send(ssk, b, 0, 0, NULL);
+	if (err)
+		return err;
+	ssk->conn.ctrl_head++;
+	ssk->conn.tx_credits--;
+	return 0;
+}
+
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
 {
 	return __sdp_post_ctrl(ssk, mid, NULL, 0, NULL);

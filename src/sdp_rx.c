@@ -531,6 +531,23 @@ void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n)
 }
 
 /*
+ * iWARP, passive: the peer's first Send, empty (sdp_post_rtr()), lets us
+ * send with the credits its Hello gave, and the buffer it took is
+ * announced at once, since the peer counted it (SDP_C_RTR_ANSWER).  Any
+ * other empty message is one shorter than a BSDH (sdp_bsdh_check()).
+ * ssk->lock held.
+ */
+static bool sdp_rx_rtr(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (!test_and_clear_bit(SDP_C_RTR_WAIT, &ssk->conn.flags))
+		return false;
+	ssk->conn.tx_credits = ssk->conn.rtr_credits;
+	set_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags);
+	return true;
+}
+
+/*
  * Handle one received message; ssk->lock is held.  Returns true if the
  * buffer was queued (it holds unread data), false if it may be reposted.
  */
@@ -541,6 +558,8 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	u32 len, mseq, payload;
 
 	lockdep_assert_held(&ssk->lock);
+	if (!byte_len && sdp_rx_rtr(ssk))
+		return false;
 	switch (sdp_bsdh_check(h, byte_len, ssk->conn.rx_mseq_last,
 			       ssk->conn.rx_mseq_limit, ssk->conn.tx_mseq_next)) {
 	case SDP_BSDH_OK:
@@ -566,6 +585,8 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			      be32_to_cpu(h->mseq_ack), ssk->conn.tx_mseq_next - 1);
 		goto abort;
 	}
+	/* A message without an empty Send before it lets us send too. */
+	clear_bit(SDP_C_RTR_WAIT, &ssk->conn.flags);
 	len = be32_to_cpu(h->len);
 	mseq = be32_to_cpu(h->mseq);
 	ssk->conn.rx_mseq_last = mseq;

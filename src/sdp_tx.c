@@ -269,6 +269,8 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 	if (seq) {
 		mseq = ssk->conn.tx_mseq_next++;
 		mseq_ack = ssk->conn.rx_mseq_last;
+		/* Our buffers announced: also the one an empty Send took. */
+		clear_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags);
 	}
 	sdp_bsdh_init(h, mid, len, ssk->conn.rx_posted, mseq, mseq_ack);
 	ssk->conn.rx_mseq_limit =
@@ -549,10 +551,13 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	/*
 	 * A credit update, when it lets a peer that may be running short
 	 * send data again, or when the buffers it announces add up to half
-	 * the ring (sdp_credit_update_due()).
+	 * the ring (sdp_credit_update_due()); or, over iWARP, when the
+	 * peer's empty first Send took one that no message of ours
+	 * announced again yet (sdp_rx_rtr()).
 	 */
 	grant = sdp_credit_grant(ssk);
-	if (sdp_credit_update_due(grant,
+	if (test_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags) ||
+	    sdp_credit_update_due(grant,
 				  sdp_peer_credits(ssk->conn.rx_mseq_last,
 						   ssk->conn.rx_mseq_limit),
 				  ssk->conn.rx_alloc))

@@ -198,7 +198,7 @@ static void test_chrcvbuf_ack_violations(void)
 	klog_start();
 	peer_setup(&p, 0);
 	CHECK(write_all(p.sock, "x", 1) == 1, "write: %s", strerror(errno));
-	m = peer_expect_msg(&p, MID_DATA, 0);
+	m = peer_expect_msg(&p, MID_DATA, p.tx_mseq);
 	CHECK(m->mseq == 2, "the byte went as message %u, expected 2",
 	      m->mseq);
 	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
@@ -303,6 +303,43 @@ static void hello_4k_bufs(struct hello *hh)
 }
 
 /*
+ * Who speaks first.  Over iWARP the module's passive side sends nothing
+ * until the active side's first Send, an empty one, has arrived (MPA
+ * lets it send only then; sdp.rst, "iWARP"): neither the credit update
+ * that announces its grown ring nor data written at once after accept();
+ * then both go.  Over InfiniBand and RoCE the update goes at once.
+ */
+static void test_passive_speaks_second(void)
+{
+	struct peer p;
+	struct msg *m;
+
+	peer_listen(&p, 4, 0);
+	p.silent = true;
+	peer_start(&p, NULL);
+	peer_established(&p);
+	p.sock = net_accept(p.listener, PEER_WAIT_MS);
+	CHECK(write_all(p.sock, "x", 1) == 1, "write: %s", strerror(errno));
+	if (test_provider_siw()) {
+		peer_idle(&p, 500);
+		CHECK(p.rx_n == 0,
+		      "%u messages from the module before the peer's first",
+		      p.rx_n);
+		peer_send_rtr(&p);
+	}
+	/* The credit update and the data, in either order. */
+	m = peer_expect_msg(&p, MID_DATA, 0);
+	CHECK(m->byte_len == sizeof(struct bsdh) + 1, "Data of %u bytes",
+	      m->byte_len);
+	peer_idle(&p, 100);
+	m = &p.rx[p.rx_n - 1];
+	CHECK(m->bufs == SDP_DEFAULT_BUFS, "%u buffers announced, expected %u",
+	      m->bufs, SDP_DEFAULT_BUFS);
+	sdp_expect_healthy(&p);
+	peer_teardown(&p);
+}
+
+/*
  * The module as the sender: a peer whose Hello announced 4 KiB buffers
  * and whose ChRcvBufAck allows 32 KiB messages from mseq 3 on.  A 10000-
  * byte write does not go whole as mseq 2, which would land in a small
@@ -321,7 +358,7 @@ static void test_sender_waits_for_big_mseq(void)
 	peer_start(&p, hello_4k_bufs);
 	peer_established(&p);
 	p.sock = net_accept(p.listener, PEER_WAIT_MS);
-	m = peer_expect_msg(&p, MID_UPDATE, 0);	/* the ring grew: mseq 1 */
+	m = peer_expect_msg(&p, MID_UPDATE, p.tx_mseq);	/* the ring grew: mseq 1 */
 	p.credits = m->bufs;
 	acks = sdp_stat("ChRcvBufAckRx") + 1;
 	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
@@ -371,7 +408,7 @@ static void test_sender_reaches_growth(void)
 	peer_start(&p, hello_4k_bufs);
 	peer_established(&p);
 	p.sock = net_accept(p.listener, PEER_WAIT_MS);
-	m = peer_expect_msg(&p, MID_UPDATE, 0);	/* the ring grew: mseq 1 */
+	m = peer_expect_msg(&p, MID_UPDATE, p.tx_mseq);	/* the ring grew: mseq 1 */
 	p.credits = m->bufs;
 	peer_send(&p, MID_CHRCVBUF_ACK, ca, sizeof(ca));
 	for (i = 2; i < 5; i++) {
@@ -2083,10 +2120,14 @@ static void test_bad_hello(void)
  * module's QP to retry that for ever).  It must not hold the module's
  * socket for ever: closed, the socket waits net.sdp.fin_timeout (1 s
  * here) for the close, then aborts, gives its AbortConn a bounded time to
- * go out, and goes with all its RDMA resources.
+ * go out, and goes with all its RDMA resources.  iWARP has no retry for a
+ * message without a buffer: the module's first one puts the connection
+ * in the error state, and the module aborts on that.
  */
 static void test_credits_without_buffers(void)
 {
+	long long errs = sdp_stat("AbortOnCqError") +
+			 sdp_stat("AbortOnCmDisconnect");
 	struct peer p;
 
 	CHECK(write_file("/proc/sys/net/sdp/fin_timeout", "1") == 0,
@@ -2104,7 +2145,13 @@ static void test_credits_without_buffers(void)
 	CHECK(wait_until(sockets_back, &p, WAIT_MS),
 	      "/proc/net/sdp: %d sockets, %d before, %d s after the close",
 	      proc_net_sdp_count(), p.sockets_before, WAIT_MS / 1000);
-	CHECK(sdp_stat("AbortOnTimeout") > 0, "not aborted by the timeout");
+	if (test_provider_siw())
+		CHECK(sdp_stat("AbortOnCqError") +
+		      sdp_stat("AbortOnCmDisconnect") > errs,
+		      "not aborted on the connection's error");
+	else
+		CHECK(sdp_stat("AbortOnTimeout") > 0,
+		      "not aborted by the timeout");
 	peer_teardown(&p);
 }
 
@@ -2121,9 +2168,9 @@ static void test_data_after_close(void)
 	peer_setup(&p, 0);
 	CHECK(close(p.sock) == 0, "close: %s", strerror(errno));
 	p.sock = -1;
-	peer_expect_msg(&p, MID_DISCONN, 0);
+	peer_expect_msg(&p, MID_DISCONN, p.tx_mseq);
 	peer_send_data(&p, "late");
-	peer_expect_msg(&p, MID_ABORT, 1);
+	peer_expect_msg(&p, MID_ABORT, p.tx_mseq);
 	peer_expect_disconnect(&p);
 	peer_teardown(&p);
 
@@ -2475,6 +2522,12 @@ static void test_rx_ring_grows(void)
 	p.sock = net_accept(p.listener, PEER_WAIT_MS);
 	CHECK(p.credits == SDP_HALF_OPEN_BUFS, "HelloAck grants %u credits",
 	      p.credits);
+	if (test_provider_siw()) {
+		/* The answer to our empty first Send (sdp.rst, "iWARP"). */
+		m = peer_expect_msg(&p, MID_UPDATE, 0);
+		CHECK(m->bufs == SDP_HALF_OPEN_BUFS,
+		      "first credit update of %u buffers", m->bufs);
+	}
 	peer_send_data(&p, "one");
 	peer_send_data(&p, "two");
 	m = peer_expect_msg(&p, MID_UPDATE, 2);
@@ -2995,6 +3048,7 @@ static void test_half_open_bounded(void)
 
 static const struct tap_test tests[] = {
 	TAP_TEST(test_valid_peer),
+	TAP_TEST(test_passive_speaks_second),
 	TAP_TEST(test_unknown_mid),
 	TAP_TEST(test_unimplemented_mid),
 	TAP_TEST(test_chrcvbuf_ack_violations),

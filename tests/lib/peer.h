@@ -160,6 +160,7 @@ struct peer {
 	struct ibv_qp *qpp;		/* the QP (p->id->qp unless manual) */
 	bool manual;			/* QP ours: RTU only on peer_rtu() */
 	bool no_recv;			/* post no receive buffer at all */
+	bool silent;			/* iWARP: no first message at once */
 	unsigned int seen[32];		/* CM events seen, by type */
 	struct hello_ack ha;		/* HelloAck (wire order) */
 	size_t ha_len;
@@ -288,6 +289,7 @@ void peer_rts(struct peer *p);
 
 /* Wait for ESTABLISHED and check the HelloAck. */
 void peer_established(struct peer *p);
+void peer_send_rtr(struct peer *p);
 
 /* An SDP listener with @backlog and @bufsize (SO_RCVBUF/SO_SNDBUF). */
 void peer_listen(struct peer *p, int backlog, int bufsize);
