@@ -26,7 +26,8 @@
  * refuses SDP until it accepts "ct state untracked" for the SDP ports.
  * Targets that answer (REJECT) answer the peer's host over IP, as they
  * would a SYN.  Only connection requests are shown: the data path costs
- * nothing.
+ * nothing.  Over soft-iWARP none is: its connections are the kernel's
+ * own TCP ones, which the hook judges as they come.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -158,6 +159,14 @@ bool sdp_filter_request(struct net *net, struct rdma_cm_id *id)
 	int ret;
 
 	if (!sdp_sysctl_netfilter(net))
+		return true;
+	/*
+	 * Soft-iWARP makes each connection over a TCP socket of the
+	 * kernel's: the input hook judged its real SYN already, as it came
+	 * in (on the loopback device for an address of this host).  iWARP
+	 * adapters offload that TCP, which the host never sees.
+	 */
+	if (id->device->ops.driver_id == RDMA_DRIVER_SIW)
 		return true;
 	skb = alloc_skb(SDP_FILTER_HEAD, GFP_KERNEL);
 	if (!skb)

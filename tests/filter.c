@@ -7,7 +7,10 @@
  * an input chain) with nft(8), and deletes it again; what the rules drop
  * or reject for TCP to a port, the SDP connect() to that port is refused
  * (ECONNREFUSED, PassiveFiltered), and a port the rules leave alone still
- * connects.  net.sdp.netfilter 0 turns the check off.  The test address
+ * connects.  net.sdp.netfilter 0 turns the check off.  Over iWARP the
+ * rules judge the connection's own TCP SYN instead, before the module
+ * sees anything: a dropped one brings no answer, and the connect() times
+ * out as a TCP client's would (dropped_errno()).  The test address
  * connects to itself (Soft-RoCE loops back), so the "peer" is the test
  * address too; tests/wire.c does the same across two hosts.
  */
@@ -55,17 +58,53 @@ static void rule_unload(void)
 	CHECK(NFT("delete", "table", "inet", TABLE) == 0, "nft delete table");
 }
 
-/* An SDP connect() to @addr: 0, or the errno it failed with. */
+#define SYN_RETRIES	"/proc/sys/net/ipv4/tcp_syn_retries"
+
+/*
+ * An SDP connect() to @addr: 0, the errno it failed with, or EINPROGRESS
+ * if no answer came within WAIT_MS.  Over soft-iWARP a connect whose SYN
+ * gets no answer takes the kernel's SYN retries, and so does a close()
+ * meanwhile (siw makes its TCP connection within rdma_connect(); sdp(7),
+ * "iWARP devices"): one retry, about 3 s, for the test.
+ */
 static int try_connect(const struct sockaddr_storage *addr)
 {
-	int fd = CHECK_OK(socket(AF_INET_SDP, SOCK_STREAM, 0)), err = 0;
+	int fd = CHECK_OK(socket(AF_INET_SDP, SOCK_STREAM | SOCK_NONBLOCK, 0));
+	char retries[16] = "";
+	int err = 0;
 
+	if (test_provider_siw()) {
+		CHECK_OK(read_file(SYN_RETRIES, retries, sizeof(retries)));
+		CHECK_OK(write_file(SYN_RETRIES, "1"));
+	}
 	if (connect(fd, (const struct sockaddr *)addr,
 		    addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 						  sizeof(struct sockaddr_in)))
 		err = errno;
+	if (err == EINPROGRESS && wait_fd(fd, POLLOUT, WAIT_MS))
+		err = sockopt_get(fd, SOL_SOCKET, SO_ERROR);
 	close(fd);
+	if (retries[0])
+		CHECK_OK(write_file(SYN_RETRIES, retries));
 	return err;
+}
+
+/*
+ * What a rule that drops the port does to an SDP connect(): over
+ * InfiniBand and RoCE the module refuses the request (ECONNREFUSED,
+ * PassiveFiltered); over iWARP the host's firewall drops the
+ * connection's own TCP SYN before the module sees anything, and the
+ * connect() times out, as a TCP client's would (sdp(7), "iWARP
+ * devices").
+ */
+static int dropped_errno(void)
+{
+	return test_provider_siw() ? ETIMEDOUT : ECONNREFUSED;
+}
+
+static long long filtered_per_drop(void)
+{
+	return test_provider_siw() ? 0 : 1;
 }
 
 /* An SDP listener on the test address; its address in @addr. */
@@ -97,25 +136,27 @@ static void test_filter_drop_port(void)
 	struct sockaddr_storage a, b;
 	struct stats before, after;
 	int la = listener(&a), lb = listener(&b), err;
-	char rule[128], *out;
+	char rule[128], *out, *pkts;
 
 	snprintf(rule, sizeof(rule), "tcp dport %u counter drop",
 		 sockaddr_port(&a));
 	rule_load(rule);
 	stats_read(&before);
 	err = try_connect(&a);
-	CHECK(err == ECONNREFUSED, "connect to a dropped port: %s",
+	CHECK(err == dropped_errno(), "connect to a dropped port: %s",
 	      err ? strerror(err) : "connected");
 	err = try_connect(&b);
 	CHECK(err == 0, "connect to a port the rule leaves alone: %s",
 	      strerror(err));
 	stats_read(&after);
 	CHECK(stat_of(&after, "PassiveFiltered") -
-	      stat_of(&before, "PassiveFiltered") == 1,
+	      stat_of(&before, "PassiveFiltered") == filtered_per_drop(),
 	      "PassiveFiltered +%lld", stat_of(&after, "PassiveFiltered") -
 	      stat_of(&before, "PassiveFiltered"));
 	out = run_capture("nft list table inet " TABLE, &err);
-	CHECK(strstr(out, "counter packets 1 "),
+	pkts = strstr(out, "counter packets ");
+	CHECK(pkts && (test_provider_siw() ? atoi(pkts + 16) >= 1 :
+					     atoi(pkts + 16) == 1),
 	      "the rule did not see the request:\n%s", out);
 	free(out);
 	rule_unload();
@@ -131,10 +172,13 @@ static void test_filter_drop_port(void)
  * The rules see the peer's address and the input interface as for TCP:
  * a reject by source address refuses, and one for another source does
  * not; a drop of everything that does not come in on the test's netdev
- * leaves the request alone (it came in on that netdev).
+ * leaves the request alone (it came in on that netdev).  Over iWARP the
+ * rules see the connection's own SYN, which to the host's own address
+ * comes in on the loopback device.
  */
 static void test_filter_addr_and_interface(void)
 {
+	const char *in_dev = test_provider_siw() ? "lo" : TEST_NETDEV();
 	struct sockaddr_storage a;
 	char rule[256];
 	int l = listener(&a), err;
@@ -152,11 +196,11 @@ static void test_filter_addr_and_interface(void)
 	CHECK(err == 0, "a rule for another source refused it: %s",
 	      strerror(err));
 	snprintf(rule, sizeof(rule), "iifname != \"%s\" tcp dport %u drop",
-		 TEST_NETDEV(), sockaddr_port(&a));
+		 in_dev, sockaddr_port(&a));
 	rule_load(rule);
 	err = try_connect(&a);
 	CHECK(err == 0, "the request did not come in on %s: %s",
-	      TEST_NETDEV(), strerror(err));
+	      in_dev, strerror(err));
 	rule_unload();
 	drain(l);
 	close(l);
@@ -192,7 +236,7 @@ static void test_filter_v4_mapped(void)
 		 TEST_ADDR(), sockaddr_port(&la));
 	rule_load(rule);
 	err = try_connect(&dst);
-	CHECK(err == ECONNREFUSED, "v4-mapped, dropped by an ip rule: %s",
+	CHECK(err == dropped_errno(), "v4-mapped, dropped by an ip rule: %s",
 	      err ? strerror(err) : "connected");
 	rule_unload();
 	err = try_connect(&dst);
@@ -201,7 +245,10 @@ static void test_filter_v4_mapped(void)
 	close(l);
 }
 
-/* net.sdp.netfilter 0: the rules are not asked (the harness resets it). */
+/*
+ * net.sdp.netfilter 0: the rules are not asked (the harness resets it).
+ * Over iWARP they judge the connection's own TCP SYN all the same.
+ */
 static void test_filter_off(void)
 {
 	struct sockaddr_storage a;
@@ -213,12 +260,12 @@ static void test_filter_off(void)
 	CHECK(write_file(NETFILTER_SYSCTL, "0") == 0, "write %s",
 	      NETFILTER_SYSCTL);
 	err = try_connect(&a);
-	CHECK(err == 0, "net.sdp.netfilter 0, still refused: %s",
-	      strerror(err));
+	CHECK(err == (test_provider_siw() ? ETIMEDOUT : 0),
+	      "net.sdp.netfilter 0: %s", err ? strerror(err) : "connected");
 	CHECK(write_file(NETFILTER_SYSCTL, "1") == 0, "write %s",
 	      NETFILTER_SYSCTL);
 	err = try_connect(&a);
-	CHECK(err == ECONNREFUSED, "net.sdp.netfilter 1 again: %s",
+	CHECK(err == dropped_errno(), "net.sdp.netfilter 1 again: %s",
 	      err ? strerror(err) : "connected");
 	rule_unload();
 	drain(l);
