@@ -94,8 +94,13 @@ static bool sdp_addr_local(struct net *net, const struct sockaddr_storage *ss)
  * CM's would not, the CM is called with credentials that hold
  * CAP_NET_BIND_SERVICE and nothing else.  lock_sock() held.
  */
+/*
+ * @owned: the socket holds the port already (the IPv4 id of a listener,
+ * sdp_cm_listen_v4()): no capability is asked for again, as TCP's
+ * listen() asks for none.
+ */
 static int sdp_cm_bind_id(struct sdp_sock *ssk, struct rdma_cm_id *id,
-			  const struct sockaddr_storage *ss)
+			  const struct sockaddr_storage *ss, bool owned)
 {
 	struct sock *sk = &ssk->sk;
 	struct net *net = sock_net(sk);
@@ -105,7 +110,7 @@ static int sdp_cm_bind_id(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	int err;
 
 	sock_owned_by_me(sk);
-	if (port && inet_port_requires_bind_service(net, port) &&
+	if (!owned && port && inet_port_requires_bind_service(net, port) &&
 	    !ns_capable(net->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 	rdma_set_reuseaddr(id, sk->sk_reuse != SK_NO_REUSE);
@@ -141,7 +146,7 @@ static int sdp_cm_bind_id(struct sdp_sock *ssk, struct rdma_cm_id *id,
 
 int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss)
 {
-	return sdp_cm_bind_id(ssk, ssk->id, ss);
+	return sdp_cm_bind_id(ssk, ssk->id, ss, false);
 }
 
 /* A listener on the IPv6 wildcard that takes IPv4 clients too? */
@@ -189,7 +194,7 @@ int sdp_cm_listen_v4(struct sdp_sock *ssk, int backlog,
 		goto err_id;
 	sin->sin_family = AF_INET;
 	sin->sin_port = sdp_addr_port(sa);
-	err = sdp_cm_bind_id(ssk, id4, &ss);
+	err = sdp_cm_bind_id(ssk, id4, &ss, true);
 	if (!err)
 		err = rdma_listen(id4, backlog);
 	if (err)
@@ -205,14 +210,17 @@ err_id:
 }
 
 /*
- * A listener's IPv4 id, given up when @id goes: the caller destroys it
- * once lock_sock() is released (sdp_cm_put_id()).  lock_sock() held.
+ * A listener's IPv4 id, given up when @id goes or fails to listen (@id
+ * takes IPv4 again then): the caller destroys it once lock_sock() is
+ * released (sdp_cm_put_id()).  lock_sock() held.
  */
 struct rdma_cm_id *sdp_cm_take_id4(struct sdp_sock *ssk)
 {
 	struct rdma_cm_id *id4 = ssk->id4;
 
 	sock_owned_by_me(&ssk->sk);
+	if (id4 && ssk->id)
+		rdma_set_afonly(ssk->id, 0);
 	ssk->id4 = NULL;
 	return id4;
 }
@@ -635,9 +643,12 @@ static void sdp_cm_speak_first(struct sdp_sock *ssk)
 	if (!ssk->conn.sdev->iwarp)
 		return;
 	err = sdp_post_rtr(ssk);
-	if (err)
-		sdp_warn_peer(ssk, "cannot send the iWARP peer its first Send (%d, %d credits)\n",
-			      err, ssk->conn.tx_credits);
+	if (!err)
+		return;
+	/* Without it the peer never sends: no connection. */
+	sdp_warn_peer(ssk, "cannot send the iWARP peer its first Send (%d, %d credits); aborting\n",
+		      err, ssk->conn.tx_credits);
+	__sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
 }
 
 /* ESTABLISHED, either side. */

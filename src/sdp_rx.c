@@ -586,7 +586,8 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 		goto abort;
 	}
 	/* A message without an empty Send before it lets us send too. */
-	clear_bit(SDP_C_RTR_WAIT, &ssk->conn.flags);
+	if (unlikely(test_bit(SDP_C_RTR_WAIT, &ssk->conn.flags)))
+		clear_bit(SDP_C_RTR_WAIT, &ssk->conn.flags);
 	len = be32_to_cpu(h->len);
 	mseq = be32_to_cpu(h->mseq);
 	ssk->conn.rx_mseq_last = mseq;

@@ -270,7 +270,8 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 		mseq = ssk->conn.tx_mseq_next++;
 		mseq_ack = ssk->conn.rx_mseq_last;
 		/* Our buffers announced: also the one an empty Send took. */
-		clear_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags);
+		if (unlikely(test_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags)))
+			clear_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags);
 	}
 	sdp_bsdh_init(h, mid, len, ssk->conn.rx_posted, mseq, mseq_ack);
 	ssk->conn.rx_mseq_limit =
