@@ -55,7 +55,6 @@
 #include "sdp_mem.h"
 #include "sdp_net.h"
 #include "sdp_stats.h"
-#include "sdp_wire.h"
 
 /* Pages @bufs message buffers of @size bytes count for. */
 static long sdp_buf_pages(unsigned int bufs, u32 size)

@@ -34,7 +34,6 @@
 
 #include "sdp.h"
 #include "sdp_msgzc.h"
-#include "sdp_wire.h"
 
 /**
  * sdp_msgzc_setsockopt() - SOL_SOCKET options of an SDP socket

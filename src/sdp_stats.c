@@ -29,7 +29,6 @@
 #include "sdp_net.h"
 #include "sdp_proto.h"
 #include "sdp_stats.h"
-#include "sdp_wire.h"
 #include "sdp_trace.h"
 
 const char *const sdp_mib_names[SDP_MIB_MAX] = {

@@ -34,7 +34,6 @@
 #include "sdp_dev.h"
 #include "sdp_stats.h"
 #include "sdp_timers.h"
-#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 /* Charge @npages to RLIMIT_MEMLOCK of the caller, as verbs users are. */

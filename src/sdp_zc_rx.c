@@ -33,7 +33,6 @@
 #include "sdp_stats.h"
 #include "sdp_timers.h"
 #include "sdp_tx.h"
-#include "sdp_wire.h"
 #include "sdp_zc.h"
 
 /*
