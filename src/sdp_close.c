@@ -134,6 +134,7 @@
 #include "sdp_ctrl.h"
 #include "sdp_dev.h"
 #include "sdp_fallback.h"
+#include "sdp_fault.h"
 #include "sdp_proto.h"
 #include "sdp_stats.h"
 #include "sdp_timers.h"
@@ -537,7 +538,7 @@ struct sock *sdp_close_child_unlink(struct sdp_sock *ssk)
 struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 {
 	struct sock *sk = &ssk->sk;
-	bool disconnect, destroy, qp, held, qp_err;
+	bool disconnect, destroy, qp, held, qp_err, removing;
 
 	sock_owned_by_me(sk);
 	spin_lock_bh(&ssk->lock);
@@ -547,10 +548,14 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	/*
 	 * Whichever comes first, the device removal's scan or this work,
 	 * the connection is aborted before it lets go of the device below:
-	 * a socket left established without a QP would wait for ever.
+	 * a socket left established without a QP would wait for ever.  One
+	 * look decides both: the removal may begin at any moment, and a
+	 * second look could see it where the first did not.
 	 */
-	if (sdp_device_removing(ssk->conn.sdev))
+	removing = sdp_device_removing(ssk->conn.sdev);
+	if (removing)
 		__sdp_abort(ssk, SDP_ABORT_REASON_DEVICE_REMOVAL, -ENETDOWN);
+	sdp_fault_close_delay();
 	held = sdp_abort_in_flight(ssk);
 	if (held)	/* come back when the wait for it is over */
 		*again = ssk->conn.abort_sent + SDP_ABORT_DELIVERY - jiffies + 1;
@@ -589,7 +594,7 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	 */
 	destroy = ssk->id && !ssk->conn.zc_busy && !held &&
 		  ((sock_flag(sk, SOCK_DEAD) && sk->sk_state == TCP_CLOSE) ||
-		   sdp_device_removing(ssk->conn.sdev) ||
+		   removing ||
 		   (test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 		    !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) && !ssk->parent));
 	spin_unlock_bh(&ssk->lock);

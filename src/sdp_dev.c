@@ -22,7 +22,7 @@
 #include "sdp_conn.h"
 #include "sdp_dev.h"
 #include "sdp_timers.h"
-#include "sdp_wire.h"
+#include "sdp_fault.h"
 
 /*
  * sdp_dev_lock protects sdp_dev_list and sdp_device::removing.
@@ -221,6 +221,7 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 
 	ib_unregister_event_handler(&sdev->event);
 	cancel_work_sync(&sdev->fatal_work);
+	sdp_fault_removal_wait();
 	spin_lock(&sdp_dev_lock);
 	sdev->removing = true;
 	spin_unlock(&sdp_dev_lock);

@@ -15,13 +15,36 @@
  *	socket's memory cgroup is at its limit.  A connection's first
  *	buffers are not affected.
  *
+ *   /sys/kernel/debug/sdp/close_delay_us (0..1000, initially 0)
+ *	sdp_close_work() spins this long between looking at the state of
+ *	the connection's device and deciding what to release, and a
+ *	device that goes away begins to do so while one of them spins
+ *	(it waits for that up to a second): the connection must still be
+ *	aborted (tests/rdma.c, test_device_removal_under_traffic).
+ *
  * Without CONFIG_DEBUG_FS there are no files and nothing fails.
  */
+#include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 
 #include "sdp_fault.h"
 
 bool sdp_fail_rx_alloc;
+u32 sdp_close_delay_us;
+atomic_t sdp_close_pausing = ATOMIC_INIT(0);
+
+/* Before a device removal begins: see close_delay_us above. */
+void sdp_fault_removal_wait(void)
+{
+	unsigned long end = jiffies + HZ;
+
+	if (!READ_ONCE(sdp_close_delay_us))
+		return;
+	while (!atomic_read(&sdp_close_pausing) && time_before(jiffies, end))
+		usleep_range(20, 50);
+}
 
 static struct dentry *sdp_debugfs;
 
@@ -30,6 +53,8 @@ void sdp_fault_init(void)
 	sdp_debugfs = debugfs_create_dir("sdp", NULL);
 	debugfs_create_bool("fail_rx_alloc", 0600, sdp_debugfs,
 			    &sdp_fail_rx_alloc);
+	debugfs_create_u32("close_delay_us", 0600, sdp_debugfs,
+			   &sdp_close_delay_us);
 }
 
 void sdp_fault_exit(void)

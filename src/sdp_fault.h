@@ -8,10 +8,16 @@
 #ifndef _SDP_FAULT_H
 #define _SDP_FAULT_H
 
+#include <linux/atomic.h>
 #include <linux/compiler.h>
+#include <linux/delay.h>
+#include <linux/minmax.h>
 #include <linux/types.h>
 
 extern bool sdp_fail_rx_alloc;
+extern u32 sdp_close_delay_us;
+
+#define SDP_FAULT_DELAY_MAX_US	1000
 
 /* Is a receive buffer the ring grows or changes size with to fail? */
 static inline bool sdp_fault_rx_alloc(void)
@@ -19,6 +25,25 @@ static inline bool sdp_fault_rx_alloc(void)
 	return unlikely(READ_ONCE(sdp_fail_rx_alloc));
 }
 
+extern atomic_t sdp_close_pausing;
+
+/*
+ * close_delay_us: sdp_close_work() pauses between its look at the
+ * connection's device and its decision, and a device removal begins
+ * while one does (sdp_fault_removal_wait()).
+ */
+static inline void sdp_fault_close_delay(void)
+{
+	u32 us = READ_ONCE(sdp_close_delay_us);
+
+	if (likely(!us))
+		return;
+	atomic_inc(&sdp_close_pausing);
+	udelay(min_t(u32, us, SDP_FAULT_DELAY_MAX_US));
+	atomic_dec(&sdp_close_pausing);
+}
+
+void sdp_fault_removal_wait(void);
 void sdp_fault_init(void);
 void sdp_fault_exit(void);
 
