@@ -485,7 +485,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 	err = sdp_cm_listen_v4(ssk, backlog, &spent);
 	if (err)
 		goto out;
-	err = rdma_listen(ssk->id, backlog);
+	err = sdp_cm_listen(ssk, ssk->id, backlog);
 	if (err) {
 		spent = sdp_cm_take_id4(ssk);
 		goto out;

@@ -85,6 +85,49 @@ static bool sdp_addr_local(struct net *net, const struct sockaddr_storage *ss)
 	return v4 == htonl(INADDR_ANY) || inet_addr_type(net, v4) == RTN_LOCAL;
 }
 
+/* Would the CM refuse @port to the caller, whatever our rule says? */
+static bool sdp_cm_needs_bind_service(u16 port)
+{
+	return port && port < PROT_SOCK && !capable(CAP_NET_BIND_SERVICE);
+}
+
+/**
+ * sdp_cm_listen() - rdma_listen() on an id bound to the socket's port
+ * @ssk: the socket
+ * @id: ssk->id or its IPv4 id
+ * @backlog: listen()'s
+ *
+ * The port is the socket's since bind(), which asked for the capability
+ * a privileged one needs; TCP's listen() asks for none, so a server may
+ * bind as root and listen after giving root up.  Over iWARP, though,
+ * rdma_listen() binds a TCP socket of the device's to the port, with the
+ * caller's credentials (siw_create_listen()), which would refuse such a
+ * server (EACCES).  So below 1024 it is called with the caller's
+ * credentials plus CAP_NET_BIND_SERVICE.  lock_sock() held.
+ *
+ * Return: rdma_listen()'s.
+ */
+int sdp_cm_listen(struct sdp_sock *ssk, struct rdma_cm_id *id, int backlog)
+{
+	struct sockaddr *sa = (struct sockaddr *)&id->route.addr.src_addr;
+	const struct cred *old;
+	struct cred *cred;
+	int err;
+
+	sock_owned_by_me(&ssk->sk);
+	if (!sdp_cm_needs_bind_service(ntohs(sdp_addr_port(sa))))
+		return rdma_listen(id, backlog);
+	cred = prepare_creds();
+	if (!cred)
+		return -ENOMEM;
+	cap_raise(cred->cap_effective, CAP_NET_BIND_SERVICE);
+	old = override_creds(cred);
+	err = rdma_listen(id, backlog);
+	revert_creds(old);
+	put_cred(cred);
+	return err;
+}
+
 /*
  * rdma_bind_addr() with TCP's rule for privileged ports: a port below
  * net.ipv4.ip_unprivileged_port_start of the socket's namespace needs
@@ -116,7 +159,7 @@ static int sdp_cm_bind_id(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	rdma_set_reuseaddr(id, sk->sk_reuse != SK_NO_REUSE);
 	if (ss->ss_family == AF_INET6)
 		rdma_set_afonly(id, ssk->tcp.v6only);
-	if (!port || port >= PROT_SOCK || capable(CAP_NET_BIND_SERVICE)) {
+	if (!sdp_cm_needs_bind_service(port)) {
 		err = rdma_bind_addr(id, (struct sockaddr *)ss);
 	} else {
 		cred = prepare_kernel_cred(&init_task);
@@ -196,7 +239,7 @@ int sdp_cm_listen_v4(struct sdp_sock *ssk, int backlog,
 	sin->sin_port = sdp_addr_port(sa);
 	err = sdp_cm_bind_id(ssk, id4, &ss, true);
 	if (!err)
-		err = rdma_listen(id4, backlog);
+		err = sdp_cm_listen(ssk, id4, backlog);
 	if (err)
 		goto err_afonly;
 	ssk->id4 = id4;

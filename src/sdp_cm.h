@@ -18,6 +18,7 @@ struct sock;
 
 int sdp_cm_create_id(struct sdp_sock *ssk);
 int sdp_cm_bind(struct sdp_sock *ssk, const struct sockaddr_storage *ss);
+int sdp_cm_listen(struct sdp_sock *ssk, struct rdma_cm_id *id, int backlog);
 int sdp_cm_listen_v4(struct sdp_sock *ssk, int backlog,
 		     struct rdma_cm_id **spent);
 struct rdma_cm_id *sdp_cm_take_id4(struct sdp_sock *ssk);

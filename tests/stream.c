@@ -1125,7 +1125,8 @@ static void test_ipv6_dual_stack(void)
  * A daemon's way with a privileged port: bind [::]:port (below 1024) as
  * root, give up root, then listen(): TCP asks for no capability at
  * listen(), and neither may a dual-stack listener, whose IPv4 side is
- * made then.  The child binds, becomes nobody (no capabilities left)
+ * made then, nor a listener over iWARP, where listen() binds a TCP
+ * socket of the device's to the port.  The child binds, becomes nobody (no capabilities left)
  * and listens; its exit status says how that went.
  */
 static void test_privileged_port_listen_after_setuid(void)
@@ -1139,8 +1140,6 @@ static void test_privileged_port_listen_after_setuid(void)
 		tap_skip("no IPv6 in this kernel");
 	if (geteuid())
 		tap_skip("needs root to bind a port below 1024");
-	if (test_is_sdp() && test_provider_siw())
-		tap_skip("siw binds its listening TCP socket with the caller's credentials (EACCES), and its error path then underflows a refcount (a WARNING in siw_cep_put())");
 	pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (!pid) {
