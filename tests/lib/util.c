@@ -116,6 +116,17 @@ bool test_provider_rxe(void)
 	return !strcmp(TEST_PROVIDER(), "rxe");
 }
 
+bool test_device_iwarp(void)
+{
+	char path[256], type[32] = "";
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/node_type",
+		 TEST_IBDEV());
+	if (read_file(path, type, sizeof(type)))
+		return test_provider_siw();
+	return !strncmp(type, "4:", 2);	/* RNIC */
+}
+
 int test_device_comp_vectors(void)
 {
 	char cmd[128], line[256];

@@ -31,6 +31,8 @@ const char *test_device(void);
 bool test_provider_siw(void);
 /* Is it Soft-RoCE's? */
 bool test_provider_rxe(void);
+/* Is it an iWARP device (an RNIC: siw, cxgb4, irdma in iWARP mode)? */
+bool test_device_iwarp(void);
 /* The device's completion vectors (ibv_devinfo -v), or -1 if unknown. */
 int test_device_comp_vectors(void);
 
