@@ -118,20 +118,24 @@ static bool no_sdp_sockets(void *arg)
 	return proc_net_sdp_count() == 0;
 }
 
-/* Sockets closed by earlier tests finish their teardown first. */
-void wait_no_sockets(void)
+void diag_sdp_sockets(void)
 {
 	char *out, *line, *save;
 	int st;
 
-	if (wait_until(no_sdp_sockets, NULL, 30000))
-		return;
-	/* Say which sockets, in which state and with which timers. */
 	out = run_capture("cat /proc/net/sdp; tools/bin/sdpstat -a -e", &st);
 	for (line = strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		tap_diag("%s", line);
 	free(out);
+}
+
+/* Sockets closed by earlier tests finish their teardown first. */
+void wait_no_sockets(void)
+{
+	if (wait_until(no_sdp_sockets, NULL, 30000))
+		return;
+	diag_sdp_sockets();
 	CHECK(0, "%d SDP sockets still exist", proc_net_sdp_count());
 }
 

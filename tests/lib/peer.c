@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <linux/sdp.h>
 
+#include "ops.h"
 #include "peer.h"
 #include "tap.h"
 
@@ -391,6 +392,8 @@ struct msg *peer_expect_msg(struct peer *p, int want,
 
 	for (;;) {
 		m = peer_next_msg(p);
+		if (!m)		/* what the module's side was waiting for */
+			diag_sdp_sockets();
 		CHECK(m, "no %s from the module within %d ms",
 		      want == MID_UPDATE ? "credit update" : mid_name(mid),
 		      PEER_WAIT_MS);
