@@ -216,20 +216,6 @@ out:
 }
 
 /*
- * Does @wc show that the peer is there?  Any success on InfiniBand and
- * RoCE, whose sends complete once the peer's adapter acknowledged them;
- * on iWARP, where a send completes once local TCP took it, only what
- * came from the peer: a receive, a read's response (sdp_keepalive.c).
- */
-static bool sdp_cq_heard(const struct sdp_sock *ssk, const struct ib_wc *wc)
-{
-	if (wc->status != IB_WC_SUCCESS)
-		return false;
-	return !ssk->conn.sdev->iwarp || (wc->opcode & IB_WC_RECV) ||
-	       wc->opcode == IB_WC_RDMA_READ;
-}
-
-/*
  * Handle up to @budget completions; poll_lock held, BHs off.
  *
  * Every work request we post carries an ib_cqe, except the RDMA reads
@@ -250,7 +236,7 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++) {
-			heard |= sdp_cq_heard(ssk, &wcs[i]);
+			heard |= wcs[i].status == IB_WC_SUCCESS;
 			if (unlikely(!wcs[i].wr_cqe))
 				sdp_zc_rd_chain_done(ssk, &wcs[i]);
 			else

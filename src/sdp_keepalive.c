@@ -16,15 +16,6 @@
  * (IBA C9-88) and the peer's software never sees it; its acknowledgment
  * proves that the peer's adapter still serves the QP.
  *
- * Not on iWARP: there a send completes once the TCP connection under the
- * QP took it (siw: once tcp_sendmsg() did), and TCP retransmits it for
- * many minutes to a peer that died, so a Write's completion proves
- * nothing, nor does any completion of a send.  There the probe is a
- * zero-length RDMA Read, which completes only with the peer adapter's
- * response (RFC 6581 uses it as a "ready to receive" for the same
- * reason), and only receive and read completions count as hearing from
- * the peer (sdp_cq.c).
- *
  * Keepalive, with SO_KEEPALIVE, follows tcp_keepalive_timer(): once
  * nothing was heard from the peer (no completion of ours succeeded) for
  * TCP_KEEPIDLE, a probe every TCP_KEEPINTVL; after TCP_KEEPCNT probes
@@ -53,7 +44,6 @@
 #include "sdp.h"
 #include "sdp_close.h"
 #include "sdp_conn.h"
-#include "sdp_dev.h"
 #include "sdp_fallback.h"
 #include "sdp_ka.h"
 #include "sdp_stats.h"
@@ -96,15 +86,7 @@ static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib)
 		},
 	};
 
-	/* An empty sink: a Read needs one (siw refuses none). */
-	struct ib_sge sge = { .lkey = ssk->conn.pd->local_dma_lkey };
-
 	lockdep_assert_held(&ssk->lock);
-	if (ssk->conn.sdev->iwarp) {
-		wr.wr.opcode = IB_WR_RDMA_READ;
-		wr.wr.sg_list = &sge;
-		wr.wr.num_sge = 1;
-	}
 	SDP_INC_STATS(sock_net(&ssk->sk), mib);
 	if (ssk->ka.busy)
 		return;		/* the QP retransmits the one in flight */
