@@ -799,7 +799,14 @@ static void bad_key_read(size_t len)
 	n = recv(p.sock, buf, len, 0);
 	CHECK(n < 0 && errno == ECONNRESET, "recv: %zd (%s)", n,
 	      strerror(errno));
-	klog_expect("RDMA read of its SrcAvail failed");
+	/*
+	 * Over iWARP the peer's side answers the read with a TERMINATE and
+	 * ends the TCP connection: the module may learn of it by its QP's
+	 * access error or by the CM's DISCONNECTED before the read's own
+	 * error, which is then flushed.  The reset is what counts.
+	 */
+	if (!test_device_iwarp())
+		klog_expect("RDMA read of its SrcAvail failed");
 	peer_expect_disconnect(&p);
 	peer_teardown(&p);
 	free(buf);
@@ -1436,6 +1443,8 @@ static void test_excess_message_waits(void)
 	ssize_t n;
 	int r = 0;
 
+	if (test_device_iwarp())
+		tap_skip("iWARP has no receiver-not-ready retry: a message without a buffer ends the connection (test_oversized_message)");
 	klog_start();
 	peer_setup(&p, 0);
 	want = send_numbered(&p, 1, p.credits + 1);
@@ -1570,7 +1579,13 @@ static void test_oversized_message(void)
 	p.completion_errors_ok = true;
 	peer_send_big(&p, ntohl(p.ha.actrcvsz) + 4096);
 	sdp_expect_error(&p, ECONNRESET, BY_RECV, 0);
-	klog_expect("receive completion error");
+	/*
+	 * Over iWARP the module's side answers with a TERMINATE and its QP
+	 * may report that first (IB_EVENT_QP_FATAL), the receive flushed;
+	 * and the peer's send completed once its TCP took it.
+	 */
+	if (!test_device_iwarp() || !klog_has("QP fatal error; aborting"))
+		klog_expect("receive completion error");
 	peer_expect_disconnect(&p);
 	CHECK(ibv_modify_qp(p.qpp, &qa, IBV_QP_STATE) == 0,
 	      "peer QP to ERR: %s", strerror(errno));
@@ -1578,7 +1593,8 @@ static void test_oversized_message(void)
 	      "the send did not complete within %d ms", WAIT_MS);
 	tap_diag("the peer's send completed with %s",
 		 p.tx_errors ? ibv_wc_status_str(p.tx_status) : "success");
-	CHECK(p.tx_errors == 1, "the oversized send succeeded");
+	CHECK(p.tx_errors == 1 || test_device_iwarp(),
+	      "the oversized send succeeded");
 	peer_teardown(&p);
 }
 
@@ -1605,11 +1621,11 @@ static void peer_dies(struct peer *p)
  * QP, which the module sees at once.  There the connection's TCP segments
  * are dropped instead, both ways (soft-iWARP's TCP is the kernel's, which
  * netfilter sees; an iWARP adapter's is offloaded: skip).  Undone by
- * peer_revives().
+ * peer_revives(), or after 20 s.
  */
 static void peer_goes_silent(struct peer *p)
 {
-	char rule[160];
+	char rule[64];
 
 	if (!test_device_iwarp()) {
 		peer_dies(p);
@@ -1621,15 +1637,22 @@ static void peer_goes_silent(struct peer *p)
 	/* One left by a test that failed: none, the usual case. */
 	if (system("nft delete table inet " DEAD_TABLE " 2>/dev/null")) {
 	}
-	snprintf(rule, sizeof(rule),
-		 "tcp sport { %u, %u } tcp dport { %u, %u } drop",
-		 ntohs(rdma_get_src_port(p->id)), ntohs(rdma_get_dst_port(p->id)),
+	/*
+	 * The ports expire from the set after 20 s, so that a test that
+	 * fails before peer_revives() does not keep the connection from
+	 * closing for the rest of the suite.
+	 */
+	snprintf(rule, sizeof(rule), "{ %u timeout 20s, %u timeout 20s }",
 		 ntohs(rdma_get_src_port(p->id)), ntohs(rdma_get_dst_port(p->id)));
 	CHECK(NFT("add", "table", "inet", DEAD_TABLE) == 0 &&
+	      NFT("add", "set", "inet", DEAD_TABLE, "ports",
+		  "{ type inet_service; flags timeout; }") == 0 &&
 	      NFT("add", "chain", "inet", DEAD_TABLE, "out",
 		  "{ type filter hook output priority 0; policy accept; }") == 0 &&
-	      NFT("add", "rule", "inet", DEAD_TABLE, "out", rule) == 0,
-	      "nft could not load: %s", rule);
+	      NFT("add", "rule", "inet", DEAD_TABLE, "out", "tcp", "sport",
+		  "@ports", "tcp", "dport", "@ports", "drop") == 0 &&
+	      NFT("add", "element", "inet", DEAD_TABLE, "ports", rule) == 0,
+	      "nft could not load the ports %s", rule);
 }
 
 static void peer_revives(void)

@@ -273,6 +273,12 @@ void peer_post_op(struct peer *p, enum ibv_wr_opcode op, void *addr,
 	if (op == IBV_WR_SEND && p->inv) {
 		wr.opcode = IBV_WR_SEND_WITH_INV;
 		wr.invalidate_rkey = p->inv_rkey;
+		/*
+		 * Soft-iWARP's user-space provider sends wr.rdma.rkey as the
+		 * STag to invalidate (rdma-core's libsiw, push_send_wqe());
+		 * every other provider ignores it for a Send.
+		 */
+		wr.wr.rdma.rkey = p->inv_rkey;
 		p->inv = false;
 	}
 	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
