@@ -10,8 +10,8 @@
 # A mark left by a check that was killed (a CI job cancelled, a machine
 # stopped mid-run) names a PID that is gone: the run that wrote it had
 # found no sdp on the machine, so whatever sdp is there now is its, and
-# host_claim removes it (host_undo) and goes on.  A mark whose PID is
-# alive is another run in progress: host_claim refuses.  State that no
+# host_recover removes it (host_undo) and goes on.  A mark whose PID is
+# alive is another run in progress: host_recover refuses.  State that no
 # mark covers (sdp installed by an admin) is left alone: the callers
 # refuse to run over it.
 

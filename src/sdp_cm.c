@@ -135,12 +135,10 @@ int sdp_cm_listen(struct sdp_sock *ssk, struct rdma_cm_id *id, int backlog)
  * asks for the capability in the initial user namespace below 1024
  * whatever that sysctl says, so where our rule allows the bind and the
  * CM's would not, the CM is called with credentials that hold
- * CAP_NET_BIND_SERVICE and nothing else.  lock_sock() held.
- */
-/*
- * @owned: the socket holds the port already (the IPv4 id of a listener,
- * sdp_cm_listen_v4()): no capability is asked for again, as TCP's
- * listen() asks for none.
+ * CAP_NET_BIND_SERVICE and nothing else.  With @owned the socket holds
+ * the port already (the IPv4 id of a listener, sdp_cm_listen_v4()): no
+ * capability is asked for again, as TCP's listen() asks for none.
+ * lock_sock() held.
  */
 static int sdp_cm_bind_id(struct sdp_sock *ssk, struct rdma_cm_id *id,
 			  const struct sockaddr_storage *ss, bool owned)

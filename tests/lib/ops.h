@@ -56,9 +56,9 @@ void wait_child_ok(pid_t pid);
 
 /* Wait until @fd has exactly @bytes unread. */
 void wait_inq(int fd, int bytes);
-/* Sockets closed by earlier tests finish their teardown first. */
 /* Every SDP socket, its state, timers and counters, as TAP comments. */
 void diag_sdp_sockets(void);
+/* Sockets closed by earlier tests finish their teardown first. */
 void wait_no_sockets(void);
 
 /* A snapshot of /proc/net/sdp_stats. */
