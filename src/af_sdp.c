@@ -71,6 +71,7 @@
  * rdma_destroy_id() waits for the id's handler, which takes lock_sock(),
  * so it is only called without lock_sock() held.
  */
+#include <linux/in.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/poll.h>
@@ -233,6 +234,20 @@ static int sdp_addr_in(const struct sockaddr *uaddr, int len,
 	}
 }
 
+/*
+ * A loopback address (127.0.0.0/8, ::1): no RDMA device carries it.  The
+ * RDMA CM takes one to a device of its choosing, and a connection request
+ * made from there fails in ways that differ by provider and kernel (the
+ * route found or not; EINVAL from the CM when it was).  Not the CM's to
+ * decide, then: connect() treats it as an address without a device.
+ */
+static bool sdp_addr_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ipv6_addr_loopback(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return ipv4_is_loopback(((const struct sockaddr_in *)ss)->sin_addr.s_addr);
+}
+
 static int sdp_ensure_id(struct sdp_sock *ssk)
 {
 	return ssk->id ? 0 : sdp_cm_create_id(ssk);
@@ -379,7 +394,8 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 			err = -EINPROGRESS;
 			break;
 		}
-		err = rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
+		err = sdp_addr_loopback(&ss) ? -ENODEV :
+		      rdma_resolve_addr(ssk->id, NULL, (struct sockaddr *)&ss,
 					sdp_sysctl_resolve_timeout_ms(sock_net(sk)));
 		if (!err)
 			sdp_fb_timeout_arm(ssk);

@@ -341,16 +341,11 @@ static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
 	spin_unlock_bh(&ssk->lock);
 }
 
-/* Active side, ROUTE_RESOLVED: set up and send the Hello. */
+/* Active side, ROUTE_RESOLVED, the connection set up: send the Hello. */
 static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	struct rdma_conn_param param;
 	struct sdp_hello hh = {};
-	int err;
-
-	err = sdp_conn_setup(ssk, id, false, true);
-	if (err)
-		return err;
 
 	spin_lock_bh(&ssk->lock);
 	sdp_fill_bsdh(ssk, &hh.bsdh, SDP_MID_HELLO, sizeof(hh), false);
@@ -624,9 +619,20 @@ static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 
 	ssk->saddr = id->route.addr.src_addr;
 	set_bit(SDP_O_BOUND, &ssk->opts);
+	err = sdp_conn_setup(ssk, id, false, true);
+	if (err) {
+		sdp_connect_failed(ssk, err);
+		return;
+	}
+	/*
+	 * The CM could not make a request of the route it resolved (the
+	 * path's port or address handle unusable): a route error, whose
+	 * errno the CM's (EINVAL, often) is not.
+	 */
 	err = sdp_cm_connect(ssk, id);
 	if (err)
-		sdp_connect_failed(ssk, err);
+		sdp_connect_failed_fb(ssk, sdp_resolve_error(err),
+				      SDP_FB_ROUTE_ERROR);
 }
 
 /*

@@ -995,6 +995,19 @@ static void test_fallback_no_device(void)
 }
 
 /*
+ * A loopback address: no RDMA device carries it (sdp.rst), so the SDP
+ * attempt ends before the RDMA CM sees it (reason no-device) and TCP
+ * connects over the loopback device, for IPv4 and IPv6 alike.
+ */
+static void test_fallback_loopback(void)
+{
+	check_reason_at("127.0.0.1", SDP_FB_NO_DEVICE, "FallbackNoDevice");
+	if (access("/proc/sys/net/ipv6", F_OK))
+		return;
+	check_reason_at("::1", SDP_FB_NO_DEVICE, "FallbackNoDevice");
+}
+
+/*
  * Address resolution fails: nobody answers ARP for the destination.  The
  * SDP attempt ends after net.sdp.resolve_timeout_ms (reason addr-error);
  * TCP, tried next, fails as a TCP socket fails there, with the error
@@ -2365,6 +2378,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_error_once),
 	TAP_TEST(test_fallback_sigurg),
 	TAP_TEST(test_fallback_no_device),
+	TAP_TEST(test_fallback_loopback),
 	TAP_TEST(test_fallback_addr_error),
 	TAP_TEST(test_fallback_pollerr_so_error),
 	TAP_TEST(test_fallback_close_racing),

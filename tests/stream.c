@@ -690,6 +690,65 @@ static void test_connect_no_route(void)
 	close(c);
 }
 
+/* connect(@c, @ip:@port) must fail at once with ENETUNREACH. */
+static void check_loopback_unreachable(int c, const char *ip, uint16_t port)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = make_sockaddr(&addr, ip, port);
+
+	CHECK(len, "%s is not an address", ip);
+	errno = 0;
+	CHECK(connect(c, (struct sockaddr *)&addr, len) == -1 &&
+	      errno == ENETUNREACH, "connect to %s:%u: %s, want ENETUNREACH",
+	      ip, port, errno ? errname(errno) : "connected");
+	CHECK(sockopt_get(c, SOL_SOCKET, SO_ERROR) == 0,
+	      "SO_ERROR set after a connect that failed at once");
+}
+
+/*
+ * No RDMA device carries a loopback address (sdp.rst): a connect() to
+ * 127.0.0.1, ::ffff:127.0.0.1 or ::1 fails at once with ENETUNREACH,
+ * blocking or not, also where an SDP listener on the wildcard address
+ * has the port, and never reaches that listener.  The socket connects
+ * to the test address afterwards.  (The RDMA CM takes a loopback
+ * destination to a device and, now and then, as far as the connection
+ * request, which then failed with EINVAL: the module decides itself.)
+ */
+static void test_connect_loopback_unreachable(void)
+{
+	static const char *const ips[] = { "127.0.0.1", "::ffff:127.0.0.1",
+					   "::1", "127.1.2.3" };
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6,
+				    .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_storage la, ta;
+	int l, c, s, round;
+	size_t i;
+
+	if (!test_is_sdp())
+		tap_skip("TCP connects over the loopback device");
+	l = CHECK_OK(test_socket_af(AF_INET6, 0));
+	CHECK_OK(bind(l, (struct sockaddr *)&any, sizeof(any)));
+	CHECK_OK(listen(l, 8));
+	local_addr(l, &la);
+	for (round = 0; round < 8; round++) {
+		c = CHECK_OK(test_socket(round & 1 ? SOCK_NONBLOCK : 0));
+		for (i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
+			check_loopback_unreachable(c, ips[i],
+						   sockaddr_port(&la));
+		close(c);
+	}
+	CHECK(wait_fd(l, POLLIN, 0) == 0,
+	      "a loopback connect reached the listener");
+	c = CHECK_OK(test_socket(0));
+	check_loopback_unreachable(c, "127.0.0.1", sockaddr_port(&la));
+	test_sockaddr(&ta, sockaddr_port(&la));
+	CHECK_OK(connect(c, (struct sockaddr *)&ta, sockaddr_len(&ta)));
+	s = net_accept(l, WAIT_MS);
+	close(s);
+	close(c);
+	close(l);
+}
+
 /*
  * accept4(SOCK_NONBLOCK | SOCK_CLOEXEC) sets both flags on the new
  * socket; plain accept() sets neither, even from a nonblocking listener.
@@ -4058,6 +4117,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_nonblocking_connect),
 	TAP_TEST(test_nonblocking_connect_refused),
 	TAP_TEST(test_connect_no_route),
+	TAP_TEST(test_connect_loopback_unreachable),
 	TAP_TEST(test_accept4_flags),
 	TAP_TEST(test_accept_nonblocking_eagain),
 	TAP_TEST(test_accept_after_reset),
