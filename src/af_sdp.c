@@ -58,7 +58,8 @@
  *                another thread's data (sdp_zc_tx.c);
  *   lock_sock()  serialises user calls, the CM handler and sdp_work();
  *   sdp_conn::poll_lock (spinlock, _bh)  held while CQ completions are
- *                handled (softirq, or a busy-polling reader);
+ *                handled (softirq, or a busy-polling reader) and the CQ
+ *                re-armed, and while sdp_cq_destroy() lets the CQ go;
  *   sdp_sock::lock (spinlock, _bh)  state, flags, rings, credits, queues:
  *                shared with the completion handlers;
  *   a listener's sdp_sock::lock nests inside a child's lock_sock();

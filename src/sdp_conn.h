@@ -303,7 +303,8 @@ struct sdp_zc_rx {
  *	time; created by sdp_conn_setup(), released by sdp_conn_free(), and
  *	started afresh, for a new connect() or a new socket, by
  *	sdp_conn_reset(), which zeroes all of it
- * @poll_lock: held while completions of @cq are processed; initialised
+ * @poll_lock: held while completions of @cq are processed or @cq is
+ *	re-armed, and while sdp_cq_destroy() sets @cq to NULL; initialised
  *	with @cq (sdp_cq_create())
  * @iop: softirq polling of @cq; initialised with it
  * @flags: SDP_C_* bits (the connection's state)

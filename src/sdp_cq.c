@@ -32,6 +32,7 @@
 #include "sdp_conn.h"
 #include "sdp_cq.h"
 #include "sdp_dev.h"
+#include "sdp_fault.h"
 #include "sdp_net.h"
 #include "sdp_stats.h"
 #include "sdp_timers.h"
@@ -231,6 +232,8 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 	bool heard = false;
 
 	lockdep_assert_held(&ssk->conn.poll_lock);
+	if (!ssk->conn.cq)
+		return 0;	/* gone: sdp_cq_destroy() */
 	while (done < budget) {
 		n = ib_poll_cq(ssk->conn.cq, min(budget - done, SDP_CQ_BATCH), wcs);
 		if (n <= 0)
@@ -267,6 +270,12 @@ static void sdp_cq_unlock_bh(struct sdp_sock *ssk)
 	local_bh_enable();
 }
 
+/*
+ * irq_poll's handler.  Once it has called irq_poll_complete(), it no
+ * longer holds sdp_cq_destroy() off: the CQ may go as soon as poll_lock
+ * is free.  So all it does with the CQ after that, the re-arm included,
+ * is done under poll_lock, and only if the CQ is still there.
+ */
 static int sdp_cq_poll(struct irq_poll *iop, int budget)
 {
 	struct sdp_sock *ssk = container_of(iop, struct sdp_sock, conn.iop);
@@ -282,6 +291,7 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 		 */
 		irq_poll_complete(iop);
 		completed = true;
+		sdp_fault_cq_rearm_delay(!test_bit(SDP_C_QP, &ssk->conn.flags));
 		set_bit(SDP_C_POLL_AGAIN, &ssk->conn.flags);
 		/* Pairs with the test after the unlock, sdp_cq_unlock_bh(). */
 		smp_mb__after_atomic();
@@ -290,14 +300,17 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 		clear_bit(SDP_C_POLL_AGAIN, &ssk->conn.flags);
 	}
 	done = sdp_cq_process(ssk, budget);
-	spin_unlock(&ssk->conn.poll_lock);
 	if (completed || done < budget) {
-		if (!completed)
+		if (!completed) {
 			irq_poll_complete(iop);
-		if (ib_req_notify_cq(ssk->conn.cq, IB_CQ_NEXT_COMP |
+			sdp_fault_cq_rearm_delay(!test_bit(SDP_C_QP, &ssk->conn.flags));
+		}
+		if (ssk->conn.cq &&
+		    ib_req_notify_cq(ssk->conn.cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
 			irq_poll_sched(iop);
 	}
+	spin_unlock(&ssk->conn.poll_lock);
 	return completed ? 0 : done;
 }
 
@@ -410,12 +423,21 @@ void sdp_cq_process_pending(struct sdp_sock *ssk)
 	sdp_cq_unlock_bh(ssk);
 }
 
-/* After the QP is destroyed: no completion can come any more. */
+/*
+ * After the QP is destroyed: no completion can come any more.  No poll
+ * is scheduled after irq_poll_disable(); one that completed its irq_poll
+ * before (sdp_cq_poll()), or a reader polling, may still hold poll_lock,
+ * and finds the CQ gone once it is free.
+ */
 void sdp_cq_destroy(struct sdp_sock *ssk)
 {
+	struct ib_cq *cq = ssk->conn.cq;
+
 	irq_poll_disable(&ssk->conn.iop);
-	ib_destroy_cq(ssk->conn.cq);
-	ssk->conn.cq = NULL;
+	spin_lock_bh(&ssk->conn.poll_lock);
+	WRITE_ONCE(ssk->conn.cq, NULL);
+	spin_unlock_bh(&ssk->conn.poll_lock);
+	ib_destroy_cq(cq);
 	sdp_device_vector_put(ssk->conn.sdev, ssk->conn.comp_vector);
 }
 

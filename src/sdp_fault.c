@@ -22,6 +22,14 @@
  *	(it waits for that up to a second): the connection must still be
  *	aborted (tests/rdma.c, test_device_removal_under_traffic).
  *
+ *   /sys/kernel/debug/sdp/cq_rearm_delay_us (0..20000, initially 0)
+ *	the CQ's softirq handler (sdp_cq_poll()) of a connection being
+ *	taken down spins this long after it let irq_poll go and before it
+ *	re-arms the CQ, the moment at which the teardown, woken by the
+ *	drain completion that handler just processed, may destroy the CQ:
+ *	the CQ must not go from under it (tests/rdma.c,
+ *	test_teardown_races_cq_poll).
+ *
  * Without CONFIG_DEBUG_FS there are no files and nothing fails.
  */
 #include <linux/atomic.h>
@@ -33,6 +41,7 @@
 
 bool sdp_fail_rx_alloc;
 u32 sdp_close_delay_us;
+u32 sdp_cq_rearm_delay_us;
 atomic_t sdp_close_pausing = ATOMIC_INIT(0);
 
 /* Before a device removal begins: see close_delay_us above. */
@@ -55,6 +64,8 @@ void sdp_fault_init(void)
 			    &sdp_fail_rx_alloc);
 	debugfs_create_u32("close_delay_us", 0600, sdp_debugfs,
 			   &sdp_close_delay_us);
+	debugfs_create_u32("cq_rearm_delay_us", 0600, sdp_debugfs,
+			   &sdp_cq_rearm_delay_us);
 }
 
 void sdp_fault_exit(void)

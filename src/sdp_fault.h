@@ -12,12 +12,15 @@
 #include <linux/compiler.h>
 #include <linux/delay.h>
 #include <linux/minmax.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 
 extern bool sdp_fail_rx_alloc;
 extern u32 sdp_close_delay_us;
+extern u32 sdp_cq_rearm_delay_us;
 
 #define SDP_FAULT_DELAY_MAX_US	1000
+#define SDP_FAULT_REARM_MAX_MS	20
 
 /* Is a receive buffer the ring grows or changes size with to fail? */
 static inline bool sdp_fault_rx_alloc(void)
@@ -41,6 +44,21 @@ static inline void sdp_fault_close_delay(void)
 	atomic_inc(&sdp_close_pausing);
 	udelay(min_t(u32, us, SDP_FAULT_DELAY_MAX_US));
 	atomic_dec(&sdp_close_pausing);
+}
+
+/*
+ * cq_rearm_delay_us: irq_poll's handler of a connection being taken down
+ * (@down) pauses after it let irq_poll go, before it re-arms the CQ.
+ */
+static inline void sdp_fault_cq_rearm_delay(bool down)
+{
+	u32 us = READ_ONCE(sdp_cq_rearm_delay_us);
+
+	if (likely(!us) || !down)
+		return;
+	us = min_t(u32, us, SDP_FAULT_REARM_MAX_MS * USEC_PER_MSEC);
+	mdelay(us / USEC_PER_MSEC);
+	udelay(us % USEC_PER_MSEC);
 }
 
 void sdp_fault_removal_wait(void);

@@ -646,6 +646,52 @@ static void test_relisten_after_device_removal(void)
 	close(l);
 }
 
+#define CQ_REARM_DELAY	"/sys/kernel/debug/sdp/cq_rearm_delay_us"
+#define TEARDOWN_PAIRS	8
+
+static bool no_sockets(void *arg)
+{
+	(void)arg;
+	return proc_net_sdp_count() == 0;
+}
+
+/*
+ * A connection's teardown drains its QP, and the drain's last completion,
+ * handled by the CQ's softirq handler, wakes it; it then destroyed the CQ
+ * while that handler, having let irq_poll go, was still to re-arm it (a
+ * NULL pointer dereference in sdp_cq_poll(), in one run of about twenty of
+ * the stress storm on 6.12).  The module's cq_rearm_delay_us holds the
+ * handler there for 20 ms: both ends of pairs that carried data close,
+ * every socket must go, and the guest's kernel log stay clean (checked
+ * by the test bed).
+ */
+static void test_teardown_races_cq_poll(void)
+{
+	int c[TEARDOWN_PAIRS], s[TEARDOWN_PAIRS], i;
+	char buf[512];
+
+	if (!test_is_sdp())
+		tap_skip("SDP only");
+	if (access(CQ_REARM_DELAY, W_OK))
+		tap_skip("no %s (debugfs)", CQ_REARM_DELAY);
+	memset(buf, 'x', sizeof(buf));
+	for (i = 0; i < TEARDOWN_PAIRS; i++) {
+		net_pair(&c[i], &s[i]);
+		CHECK(write_all(c[i], buf, sizeof(buf)) == sizeof(buf) &&
+		      read_all(s[i], buf, sizeof(buf)) == sizeof(buf),
+		      "pair %d carries no data: %s", i, strerror(errno));
+	}
+	CHECK(!write_file(CQ_REARM_DELAY, "20000"), "%s", CQ_REARM_DELAY);
+	for (i = 0; i < TEARDOWN_PAIRS; i++) {
+		close(c[i]);
+		close(s[i]);
+	}
+	i = wait_until(no_sockets, NULL, 30000);
+	CHECK(!write_file(CQ_REARM_DELAY, "0"), "%s", CQ_REARM_DELAY);
+	CHECK(i, "%d SDP sockets left 30 s after the close",
+	      proc_net_sdp_count());
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_bytes_go_over_rdma),
 	TAP_TEST(test_qperf_sdp),
@@ -653,6 +699,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_device_removal),
 	TAP_TEST(test_device_removal_under_traffic),
 	TAP_TEST(test_relisten_after_device_removal),
+	TAP_TEST(test_teardown_races_cq_poll),
 };
 
 TAP_MAIN(tests)
