@@ -256,17 +256,23 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 }
 
 /*
- * Let go of poll_lock taken in process context: if the softirq found it
- * held meanwhile and left the CQ to us (SDP_C_POLL_AGAIN), schedule it
- * again, for what we left and to re-arm the CQ.  The flag's test is a
- * full barrier after the unlock; sdp_cq_poll() pairs with it.
+ * Let go of poll_lock: if the softirq found it held meanwhile and left the
+ * CQ to us (SDP_C_POLL_AGAIN), schedule it again, for what we left and to
+ * re-arm the CQ.  The flag's test is a full barrier after the unlock;
+ * sdp_cq_poll() pairs with it.  The _bh one for process context.
  */
-static void sdp_cq_unlock_bh(struct sdp_sock *ssk)
+static void sdp_cq_unlock(struct sdp_sock *ssk)
 	__releases(&ssk->conn.poll_lock)
 {
 	spin_unlock(&ssk->conn.poll_lock);
 	if (test_and_clear_bit(SDP_C_POLL_AGAIN, &ssk->conn.flags))
 		irq_poll_sched(&ssk->conn.iop);
+}
+
+static void sdp_cq_unlock_bh(struct sdp_sock *ssk)
+	__releases(&ssk->conn.poll_lock)
+{
+	sdp_cq_unlock(ssk);
 	local_bh_enable();
 }
 
@@ -310,7 +316,12 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
 			irq_poll_sched(iop);
 	}
-	spin_unlock(&ssk->conn.poll_lock);
+	/*
+	 * The event of a completion that came after the re-arm may have
+	 * run us again on another CPU already, which found poll_lock held
+	 * and left the CQ to whoever holds it: as any holder, we look.
+	 */
+	sdp_cq_unlock(ssk);
 	return completed ? 0 : done;
 }
 
