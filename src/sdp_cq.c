@@ -299,7 +299,7 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 		completed = true;
 		sdp_fault_cq_rearm_delay(!test_bit(SDP_C_QP, &ssk->conn.flags));
 		set_bit(SDP_C_POLL_AGAIN, &ssk->conn.flags);
-		/* Pairs with the test after the unlock, sdp_cq_unlock_bh(). */
+		/* Pairs with the test after the unlock, sdp_cq_unlock(). */
 		smp_mb__after_atomic();
 		if (!spin_trylock(&ssk->conn.poll_lock))
 			return 0;
