@@ -613,6 +613,30 @@ static void sdp_cm_addr_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 }
 
 /* ROUTE_RESOLVED: the device and the local address are known; Hello. */
+/*
+ * rdma_connect_locked() failed with @err.  Over iWARP the CM opens the
+ * TCP connection that carries the request there and then (soft-iWARP's
+ * siw_connect() connects synchronously): its refusal is the peer's
+ * answer, as a REJ would be, its timeout an unanswered request.  Any
+ * other failure is the CM's own, unable to make a request of the route
+ * it resolved (the path's port or address handle unusable): a route
+ * error, whose errno the CM's (EINVAL, often) is not.
+ */
+static void sdp_cm_request_failed(struct sdp_sock *ssk, int err)
+{
+	switch (err) {
+	case -ECONNREFUSED:
+		sdp_connect_failed_fb(ssk, err, SDP_FB_REJECTED);
+		break;
+	case -ETIMEDOUT:
+		sdp_connect_failed_fb(ssk, err, SDP_FB_UNREACHABLE);
+		break;
+	default:
+		sdp_connect_failed_fb(ssk, sdp_resolve_error(err),
+				      SDP_FB_ROUTE_ERROR);
+	}
+}
+
 static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	int err;
@@ -624,15 +648,9 @@ static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		sdp_connect_failed(ssk, err);
 		return;
 	}
-	/*
-	 * The CM could not make a request of the route it resolved (the
-	 * path's port or address handle unusable): a route error, whose
-	 * errno the CM's (EINVAL, often) is not.
-	 */
 	err = sdp_cm_connect(ssk, id);
 	if (err)
-		sdp_connect_failed_fb(ssk, sdp_resolve_error(err),
-				      SDP_FB_ROUTE_ERROR);
+		sdp_cm_request_failed(ssk, err);
 }
 
 /*
