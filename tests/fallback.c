@@ -128,9 +128,96 @@ static void exchange(int a, int b, size_t n)
 }
 
 /*
+ * What a plain TCP listener makes of an SDP attempt on its port.  Over
+ * InfiniBand and RoCE the host's RDMA CM rejects it (no SDP listener on
+ * the port): reason rejected, at once, and ECONNREFUSED without
+ * fallback.  Over iWARP (sdp(7), "iWARP devices") the request is the
+ * first bytes of a TCP connection of the iWARP CM's own, which the
+ * listener accepts and never answers: the attempt is given up after the
+ * fallback timeout (reason unreachable), or fails with ETIMEDOUT
+ * without fallback, and the listener's accept queue holds that
+ * connection before the fallback's (tcp_peer_accept()).
+ */
+static unsigned int tcp_peer_reason(void)
+{
+	return test_device_iwarp() ? SDP_FB_UNREACHABLE : SDP_FB_REJECTED;
+}
+
+static const char *tcp_peer_counter(void)
+{
+	return test_device_iwarp() ? "FallbackUnreachable" : "FallbackRejected";
+}
+
+static int tcp_peer_errno(void)
+{
+	return test_device_iwarp() ? ETIMEDOUT : ECONNREFUSED;
+}
+
+/* sdpstat's Transport column for a socket fallen back for @why. */
+static const char *tcp_transport_name(unsigned int why)
+{
+	return why == SDP_FB_UNREACHABLE ? "tcp:unreachable" : "tcp:rejected";
+}
+
+/* The iWARP CM's connections that tcp_peer_accept() passed over. */
+static int iwarp_requests;
+
+/*
+ * accept() on a plain TCP listener that SDP attempts may have reached.
+ * Over iWARP a connection whose first bytes are an MPA request's key
+ * (RFC 5044, "MPA ID Req Frame") is the iWARP CM's, whose request
+ * arrived as data: counted, closed, and the next one taken.  (It is
+ * queued before the fallback's own connection, which comes only once
+ * the attempt was given up, long after the request was sent.)
+ */
+static int tcp_peer_accept(int l)
+{
+	static const char key[] = "MPA ID Req Frame";
+	char buf[sizeof(key) - 1];
+	int s;
+
+	for (;;) {
+		s = net_accept(l, WAIT_MS);
+		if (!test_device_iwarp() ||
+		    recv(s, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT) !=
+		    (ssize_t)sizeof(buf) || memcmp(buf, key, sizeof(buf)))
+			return s;
+		iwarp_requests++;
+		close(s);
+	}
+}
+
+/*
+ * Over iWARP an SDP listener holds the TCP port of its number, which a
+ * listener with fallback on needs for its TCP socket as well (sdp(7)):
+ * its listen() fails with EADDRINUSE, bound to port 0 or not bound.
+ */
+static void check_iwarp_fb_listen_refused(void)
+{
+	struct sockaddr_storage addr;
+	socklen_t len;
+	int i, l;
+
+	for (i = 0; i < 2; i++) {
+		l = socket(AF_INET_SDP, SOCK_STREAM, 0);
+		CHECK(l >= 0, "socket(AF_INET_SDP): %s", strerror(errno));
+		sockopt_set(l, SOL_SDP, SDP_TCP_FALLBACK, 1);
+		len = test_sockaddr(&addr, 0);
+		if (!i)
+			CHECK_OK(bind(l, (struct sockaddr *)&addr, len));
+		errno = 0;
+		CHECK(listen(l, 8) == -1 && errno == EADDRINUSE,
+		      "listen (%s) with fallback on over iWARP: %s, not EADDRINUSE",
+		      i ? "not bound" : "bound to port 0",
+		      errno ? strerror(errno) : "listening");
+		close(l);
+	}
+}
+
+/*
  * Off (the default): connect() to a host port without an SDP listener
- * fails with ECONNREFUSED, as before fallback existed; the option reads
- * 0 and takes only 0 and 1.
+ * fails with ECONNREFUSED (over iWARP ETIMEDOUT: tcp_peer_errno()), as
+ * before fallback existed; the option reads 0 and takes only 0 and 1.
  */
 static void test_fallback_off(void)
 {
@@ -145,8 +232,8 @@ static void test_fallback_off(void)
 	CHECK(setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &v, sizeof(v)) == -1 &&
 	      errno == EINVAL, "SDP_TCP_FALLBACK 2 was taken");
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
-	      errno == ECONNREFUSED, "connect: %s, not ECONNREFUSED",
-	      strerror(errno));
+	      errno == tcp_peer_errno(), "connect: %s, not %s",
+	      strerror(errno), errname(tcp_peer_errno()));
 	close(fd);
 	close(l);
 }
@@ -155,7 +242,8 @@ static void test_fallback_off(void)
  * On: a blocking connect() to a TCP-only peer succeeds over TCP, on the
  * same descriptor; both ways carry data; the names are the connection's;
  * SDP_INFO, TCP_INFO and the counters say what happened; close() gives
- * the peer EOF.
+ * the peer EOF.  Over iWARP the listener got the iWARP CM's connection
+ * first, with the request in it.
  */
 static void test_fallback_rejected(void)
 {
@@ -164,13 +252,17 @@ static void test_fallback_rejected(void)
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
+	int requests = iwarp_requests;
 	char c;
 
 	stats_read(&before);
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
 	      "connect with fallback: %s", strerror(errno));
-	s = net_accept(l, WAIT_MS);
-	check_fallen_back(fd, SDP_FB_REJECTED);
+	s = tcp_peer_accept(l);
+	check_fallen_back(fd, tcp_peer_reason());
+	CHECK(iwarp_requests - requests == (test_device_iwarp() ? 1 : 0),
+	      "%d connections of the iWARP CM reached the TCP listener",
+	      iwarp_requests - requests);
 	exchange(fd, s, 256 << 10);
 	peer_addr(fd, &peer);
 	CHECK(sockaddr_equal(&peer, &addr), "getpeername is not the listener");
@@ -182,10 +274,10 @@ static void test_fallback_rejected(void)
 	CHECK(ti.tcpi_state == TCP_ESTABLISHED, "TCP_INFO state %u",
 	      ti.tcpi_state);
 	stats_read(&after);
-	CHECK(stat_of(&after, "FallbackRejected") -
-	      stat_of(&before, "FallbackRejected") == 1,
-	      "FallbackRejected +%lld", stat_of(&after, "FallbackRejected") -
-	      stat_of(&before, "FallbackRejected"));
+	CHECK(stat_of(&after, tcp_peer_counter()) -
+	      stat_of(&before, tcp_peer_counter()) == 1, "%s +%lld",
+	      tcp_peer_counter(), stat_of(&after, tcp_peer_counter()) -
+	      stat_of(&before, tcp_peer_counter()));
 	CHECK(stat_of(&after, "FallbackEstab") -
 	      stat_of(&before, "FallbackEstab") == 1, "FallbackEstab +%lld",
 	      stat_of(&after, "FallbackEstab") -
@@ -220,8 +312,8 @@ static void test_fallback_nonblocking_epoll(void)
 	      n == 1 ? ev.events : 0);
 	CHECK(!(ev.events & (EPOLLERR | EPOLLHUP)), "events %#x", ev.events);
 	CHECK(sockopt_get(fd, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR set");
-	s = net_accept(l, WAIT_MS);
-	check_fallen_back(fd, SDP_FB_REJECTED);
+	s = tcp_peer_accept(l);
+	check_fallen_back(fd, tcp_peer_reason());
 	ev.events = EPOLLIN;
 	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
 	CHECK(epoll_wait(ep, &ev, 1, 200) == 0, "EPOLLIN with nothing sent");
@@ -241,7 +333,10 @@ static void test_fallback_nonblocking_epoll(void)
 /*
  * Nobody listens at all: TCP's refusal is the answer.  A blocking
  * connect() fails with ECONNREFUSED; a nonblocking one reports it once,
- * through poll() and SO_ERROR.  FallbackFails counts both.
+ * through poll() and SO_ERROR.  FallbackFails counts both.  Over iWARP
+ * the refusal of the iWARP CM's own TCP connection ends the SDP attempt
+ * (rdma_connect() fails with it), as the CM's rejection does elsewhere:
+ * reason rejected there too.
  */
 static void test_fallback_refused(void)
 {
@@ -295,14 +390,14 @@ static void test_fallback_sysctl(void)
 	      "SDP_TCP_FALLBACK does not read the sysctl's 1");
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
 	      "connect with the sysctl on: %s", strerror(errno));
-	s = net_accept(l, WAIT_MS);
-	check_fallen_back(fd, SDP_FB_REJECTED);
+	s = tcp_peer_accept(l);
+	check_fallen_back(fd, tcp_peer_reason());
 	exchange(fd, s, 4096);
 	close(fd);
 	close(s);
 	fd = sdp_socket(0, 0);
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
-	      errno == ECONNREFUSED,
+	      errno == tcp_peer_errno(),
 	      "SDP_TCP_FALLBACK 0 under the sysctl's 1: %s",
 	      strerror(errno));
 	close(fd);
@@ -356,8 +451,8 @@ static void test_fallback_options(void)
 	CHECK_OK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
 	      "connect: %s", strerror(errno));
-	s = net_accept(l, WAIT_MS);
-	check_fallen_back(fd, SDP_FB_REJECTED);
+	s = tcp_peer_accept(l);
+	check_fallen_back(fd, tcp_peer_reason());
 	CHECK(sockopt_get(fd, IPPROTO_TCP, TCP_NODELAY) == 1,
 	      "TCP_NODELAY lost in the fallback");
 	CHECK_OK(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, ca, &calen));
@@ -385,7 +480,7 @@ static void test_fallback_options(void)
 	fd = sdp_socket(1, 0);
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
 	      "connect: %s", strerror(errno));
-	s = net_accept(l, WAIT_MS);
+	s = tcp_peer_accept(l);
 	CHECK(write(s, "ab", 2) == 2, "write: %s", strerror(errno));
 	CHECK(wait_fd(fd, POLLIN, WAIT_MS) & POLLIN, "no data");
 	close(fd);
@@ -415,7 +510,7 @@ static void test_fallback_resources(void)
 		CHECK(connect(c[i], (struct sockaddr *)&addr,
 			      sockaddr_len(&addr)) == 0,
 		      "connect %d: %s", i, strerror(errno));
-		s[i] = net_accept(l, WAIT_MS);
+		s[i] = tcp_peer_accept(l);
 	}
 	CHECK(rdma_res_wait(&base, &now, WAIT_MS),
 	      "RDMA resources of 16 fallen-back connections: %s",
@@ -431,7 +526,8 @@ static void test_fallback_resources(void)
 
 /*
  * The reason on record in every listing: sdpstat's Transport column
- * ("sdp", "tcp:rejected"), /proc/net/sdp's fallback column and the
+ * ("sdp", "tcp:rejected" or over iWARP "tcp:unreachable"), /proc/net/sdp's
+ * fallback column and the
  * SDP_DIAG_CONN attribute, for a mixed set of connections.
  */
 static void test_fallback_listed(void)
@@ -449,7 +545,7 @@ static void test_fallback_listed(void)
 
 	CHECK_OK(connect(c1, (struct sockaddr *)&ta, sockaddr_len(&ta)));
 	CHECK_OK(connect(c2, (struct sockaddr *)&sa, sockaddr_len(&sa)));
-	s1 = net_accept(tl, WAIT_MS);
+	s1 = tcp_peer_accept(tl);
 	s2 = net_accept(sl, WAIT_MS);
 	local_addr(c1, &c1a);
 	local_addr(c2, &c2a);
@@ -460,8 +556,9 @@ static void test_fallback_listed(void)
 	tap_diag("sdpstat:\n%s", out);
 	CHECK(!strncmp(out, "State ", 6) && strstr(out, " Transport"),
 	      "no Transport column:\n%s", out);
-	snprintf(a, sizeof(a), " %s:%u %s:%u tcp:rejected ", TEST_ADDR(),
-		 sockaddr_port(&c1a), TEST_ADDR(), sockaddr_port(&ta));
+	snprintf(a, sizeof(a), " %s:%u %s:%u %s ", TEST_ADDR(),
+		 sockaddr_port(&c1a), TEST_ADDR(), sockaddr_port(&ta),
+		 tcp_transport_name(tcp_peer_reason()));
 	line = find_line(out, a, NULL);
 	CHECK(line && !strncmp(line, "ESTAB ", 6),
 	      "no ESTAB line '%s':\n%s", a, out);
@@ -475,7 +572,7 @@ static void test_fallback_listed(void)
 	ds = diag_find(d, n, inode_of(c1));
 	CHECK(ds && ds->has_conn &&
 	      ds->conn.transport == SDP_TRANSPORT_TCP &&
-	      ds->conn.fallback_reason == SDP_FB_REJECTED,
+	      ds->conn.fallback_reason == tcp_peer_reason(),
 	      "sock_diag of the fallen-back socket: %s",
 	      ds ? "wrong transport" : "missing");
 	ds = diag_find(d, n, inode_of(c2));
@@ -493,7 +590,7 @@ static void test_fallback_listed(void)
 			   &ino, &fb) != 2)
 			continue;
 		if (ino == inode_of(c1))
-			seen |= 1 | (fb == SDP_FB_REJECTED ? 4 : 0);
+			seen |= 1 | (fb == tcp_peer_reason() ? 4 : 0);
 		if (ino == inode_of(c2))
 			seen |= 2 | (fb == 0 ? 8 : 0);
 	}
@@ -535,16 +632,29 @@ static int tcp_connect(const struct sockaddr_storage *addr, int *fd)
  * client's connection (reason tcp-client) and SDP clients' alike, poll()
  * tells of both, and closing the listener resets a TCP client not yet
  * accepted.  Without fallback a TCP client is refused.
+ *
+ * Over iWARP (sdp(7)) the TCP client of a listener without fallback is
+ * accepted, by the iWARP CM, and a listener with fallback on cannot be
+ * had: its listen() fails with EADDRINUSE.
  */
 static void test_fallback_tcp_client(void)
 {
 	struct sockaddr_storage addr, got, theirs;
 	struct stats before, after;
-	int l, t, a, c, s, t2;
+	int l, t, a, c, s, t2, err;
 	char ch;
 
 	l = sdp_listener(0, &addr);
-	CHECK(tcp_connect(&addr, &t) == ECONNREFUSED,
+	err = tcp_connect(&addr, &t);
+	if (test_device_iwarp()) {
+		CHECK(err == 0, "a TCP client of an SDP listener over iWARP: %s",
+		      errname(err));
+		close(t);
+		close(l);
+		check_iwarp_fb_listen_refused();
+		return;
+	}
+	CHECK(err == ECONNREFUSED,
 	      "a TCP client of a listener without fallback was not refused");
 	close(t);
 	close(l);
@@ -682,6 +792,8 @@ static void test_fallback_listener_port_free_for_tcp(void)
 	socklen_t len;
 
 	TAP_SKIP_IF_HOST("narrows net.ipv4.ip_local_port_range, a setting of the host's");
+	if (test_device_iwarp())
+		tap_skip("over iWARP no listener has fallback on (test_fallback_tcp_client asserts its EADDRINUSE)");
 	/* No CM id of an earlier test's socket has a port any more. */
 	wait_no_sockets();
 	CHECK(rdma_res_read(&before) == 0, "rdma resource show failed");
@@ -773,14 +885,14 @@ static void test_fallback_cache(void)
 	stats_read(&before);
 	c1 = sdp_socket(1, 0);
 	CHECK_OK(connect(c1, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
+	s = tcp_peer_accept(l);
 	close(s);
-	check_fallen_back(c1, SDP_FB_REJECTED);
-	CHECK(cache_lists(&addr, SDP_FB_REJECTED, true),
+	check_fallen_back(c1, tcp_peer_reason());
+	CHECK(cache_lists(&addr, tcp_peer_reason(), true),
 	      "the destination is not in /proc/net/sdp_fallback");
 	c2 = sdp_socket(1, 0);
 	CHECK_OK(connect(c2, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
+	s = tcp_peer_accept(l);
 	check_fallen_back(c2, SDP_FB_CACHED);
 	exchange(c2, s, 4096);
 	close(s);
@@ -789,18 +901,18 @@ static void test_fallback_cache(void)
 	      stat_of(&before, "FallbackCached") == 1, "FallbackCached +%lld",
 	      stat_of(&after, "FallbackCached") -
 	      stat_of(&before, "FallbackCached"));
-	CHECK(stat_of(&after, "FallbackRejected") -
-	      stat_of(&before, "FallbackRejected") == 1,
-	      "FallbackRejected +%lld: SDP was tried again",
-	      stat_of(&after, "FallbackRejected") -
-	      stat_of(&before, "FallbackRejected"));
+	CHECK(stat_of(&after, tcp_peer_counter()) -
+	      stat_of(&before, tcp_peer_counter()) == 1,
+	      "%s +%lld: SDP was tried again", tcp_peer_counter(),
+	      stat_of(&after, tcp_peer_counter()) -
+	      stat_of(&before, tcp_peer_counter()));
 
 	CHECK(write_file(FB_CACHE_SYSCTL, "0") == 0, "write %s",
 	      FB_CACHE_SYSCTL);
 	c3 = sdp_socket(1, 0);
 	CHECK_OK(connect(c3, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
-	check_fallen_back(c3, SDP_FB_REJECTED);
+	s = tcp_peer_accept(l);
+	check_fallen_back(c3, tcp_peer_reason());
 	close(s);
 	CHECK(write_file(FB_CACHE_SYSCTL, "60") == 0, "write %s",
 	      FB_CACHE_SYSCTL);
@@ -827,7 +939,7 @@ static void test_fallback_error_once(void)
 		fd = sdp_socket(1, 0);
 		CHECK_OK(connect(fd, (struct sockaddr *)&addr,
 				 sockaddr_len(&addr)));
-		s = net_accept(l, WAIT_MS);
+		s = tcp_peer_accept(l);
 		CHECK_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
 		close(s);	/* a reset */
 		CHECK(wait_fd(fd, POLLIN, WAIT_MS) & POLLERR,
@@ -868,8 +980,8 @@ static void test_fallback_sigurg(void)
 
 	sigurg_catch(&old);
 	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
-	check_fallen_back(fd, SDP_FB_REJECTED);
+	s = tcp_peer_accept(l);
+	check_fallen_back(fd, tcp_peer_reason());
 	sigurgs = 0;
 	CHECK(send(s, "A", 1, MSG_OOB) == 1, "send(MSG_OOB): %s",
 	      strerror(errno));
@@ -970,7 +1082,7 @@ static void check_reason_at(const char *ip, unsigned int why,
 	stats_read(&before);
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
 	      "connect to %s with fallback: %s", ip, strerror(errno));
-	s = net_accept(l, WAIT_MS);
+	s = tcp_peer_accept(l);
 	check_fallen_back(fd, why);
 	check_counted(&before, counter);
 	CHECK(cache_lists(&addr, why, true), "%s is not in the negative cache",
@@ -1211,12 +1323,22 @@ struct silent_cm {
  * the address and port in @addr, the TCP listener returned.  The RDMA
  * CM's port space is not TCP's, so the port it picks may be TCP's
  * already (an earlier test's connection in TIME_WAIT): then another.
+ * Over iWARP a plain TCP listener is such a peer by itself (it takes the
+ * iWARP CM's connection and never answers its request: tcp_peer_reason())
+ * and an RDMA CM listener would hold the TCP port: the TCP listener
+ * alone.
  */
 static int silent_cm_open(struct silent_cm *s, struct sockaddr_storage *addr,
 			  int backlog)
 {
 	int l, tries = 0;
 
+	if (test_device_iwarp()) {
+		s->ec = NULL;
+		l = tcp_listener(addr);
+		CHECK_OK(listen(l, backlog));
+		return l;
+	}
 	s->ec = rdma_create_event_channel();
 	CHECK(s->ec, "rdma_create_event_channel: %s", strerror(errno));
 	for (;;) {
@@ -1247,6 +1369,8 @@ static void silent_cm_close(struct silent_cm *s)
 {
 	struct rdma_cm_event *ev;
 
+	if (!s->ec)
+		return;
 	fcntl(s->ec->fd, F_SETFL, fcntl(s->ec->fd, F_GETFL) | O_NONBLOCK);
 	while (rdma_get_cm_event(s->ec, &ev) == 0) {
 		struct rdma_cm_id *child = ev->id;
@@ -1328,7 +1452,7 @@ static void test_fallback_unreachable(void)
 		ms = now_ms() - t0;
 		CHECK(ms >= 250 && ms < 5000,
 		      "fell back after %lld ms, for a 300 ms timeout", ms);
-		s = net_accept(l, WAIT_MS);
+		s = tcp_peer_accept(l);
 		check_fallen_back(fd, SDP_FB_UNREACHABLE);
 		check_counted(&before, "FallbackUnreachable");
 		exchange(fd, s, 4096);
@@ -1346,7 +1470,7 @@ static void test_fallback_unreachable(void)
 	      FB_TIMEOUT_SYSCTL);
 	fd = sdp_socket(1, 0);
 	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
+	s = tcp_peer_accept(l);
 	check_fallen_back(fd, SDP_FB_UNREACHABLE);
 	close(s);
 	close(fd);
@@ -1380,6 +1504,8 @@ static void test_fallback_example(void)
 	int st;
 
 	TAP_SKIP_IF_HOST("adds a scratch netdev and subnet (sdpfb3, 10.69.0.1/24)");
+	if (test_device_iwarp())
+		tap_skip("the example's SDP listener has fallback on, which iWARP refuses (test_fallback_tcp_client)");
 	test_sockaddr(&a, 0);
 	if (a.ss_family != AF_INET)
 		tap_skip("the example takes IPv4 addresses");
@@ -1709,7 +1835,9 @@ static bool race_all_seen(struct race *r, const struct stats *before)
  * thread shuts the same sockets down and reads their state, and a
  * witness connects to one destination at a time and waits for each
  * outcome.  The negative cache is off, so that every connect() makes
- * its SDP attempt.
+ * its SDP attempt.  (Over iWARP the TCP-only listener does not answer
+ * either, and the rejections come from the port nobody has: the refusal
+ * of the iWARP CM's TCP connection.)
  * Every call returns (bounded), with an error TCP could give; fallbacks
  * happened; afterwards no socket, CM id or QP is left.
  */
@@ -1731,8 +1859,11 @@ static void test_fallback_races(void)
 	r.lsn[RACE_TCP] = tcp_listener(&r.dst[RACE_TCP]);
 	/* The silent RDMA CM, and TCP on its port. */
 	r.lsn[RACE_SILENT] = silent_cm_open(&cm, &r.dst[RACE_SILENT], 64);
-	/* SDP, with fallback on: TCP on its port too. */
-	l = sdp_socket(1, 0);
+	/*
+	 * SDP, with fallback on: TCP on its port too; over iWARP, where a
+	 * listener cannot have it (test_fallback_tcp_client), without.
+	 */
+	l = sdp_socket(!test_device_iwarp(), 0);
 	test_sockaddr(&r.dst[RACE_SDP], 0);
 	CHECK_OK(bind(l, (struct sockaddr *)&r.dst[RACE_SDP],
 		      sockaddr_len(&r.dst[RACE_SDP])));
@@ -1887,7 +2018,7 @@ static int fallback_uid_child(void *arg)
 	if (connect(fd, (const struct sockaddr *)addr, sockaddr_len(addr)))
 		return 11;
 	if (getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len) ||
-	    info.sdpi_fallback_reason != SDP_FB_REJECTED)
+	    info.sdpi_fallback_reason != tcp_peer_reason())
 		return 12;
 	ports_of(fd, &lport, &rport);
 	if (!tcp_row_of(addr->ss_family, lport, rport, &r))
@@ -2242,8 +2373,8 @@ static void test_fallback_no_ulp(void)
 	int l = tcp_listener(&addr), fd = sdp_socket(1, 0), s;
 
 	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
-	check_fallen_back(fd, SDP_FB_REJECTED);
+	s = tcp_peer_accept(l);
+	check_fallen_back(fd, tcp_peer_reason());
 	CHECK(setsockopt(fd, SOL_TCP, TCP_ULP, "tls", 3) == -1 &&
 	      errno == EOPNOTSUPP, "TCP_ULP tls: %s, not EOPNOTSUPP",
 	      errno ? strerror(errno) : "taken");
@@ -2295,14 +2426,14 @@ static void test_fallback_cache_not_poisoned(void)
 	CHECK(st == 0, "uid 65534's 1-ms connect: %s",
 	      st == 11 ? "connect failed" :
 	      st == 13 ? "not given up as unreachable" : "the child failed");
-	close(net_accept(l, WAIT_MS));
+	close(tcp_peer_accept(l));
 	CHECK(!cache_lists(&addr, -1, true),
 	      "a 1-ms timeout put the destination in the negative cache");
 
 	stats_read(&before);
 	c = sdp_socket(1, 0);
 	CHECK_OK(connect(c, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
+	s = tcp_peer_accept(l);
 	check_fallen_back(c, SDP_FB_UNREACHABLE);
 	stats_read(&after);
 	CHECK(stat_of(&after, "FallbackCached") ==
@@ -2330,10 +2461,10 @@ static void test_fallback_cache_forgets_refused(void)
 
 	fd = sdp_socket(1, 0);
 	CHECK_OK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)));
-	s = net_accept(l, WAIT_MS);
+	s = tcp_peer_accept(l);
 	close(s);
 	close(fd);
-	CHECK(cache_lists(&addr, SDP_FB_REJECTED, true),
+	CHECK(cache_lists(&addr, tcp_peer_reason(), true),
 	      "the destination is not in the cache");
 	close(l);		/* TCP refuses it now too */
 	fd = sdp_socket(1, 0);
