@@ -325,11 +325,12 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	/*
 	 * A new attempt frees the last connection (sdp_conn_renew()): its
 	 * zero-copy transfers still ending (another thread's send() or
-	 * recv(), a MSG_ZEROCOPY send) end first.  The state is looked at
-	 * after that wait, which releases the socket.
+	 * recv(), a MSG_ZEROCOPY send), and an iWARP CM's answer to its
+	 * request, come first.  The state is looked at after that wait,
+	 * which releases the socket.
 	 */
 	if (sock->state == SS_UNCONNECTED && sk->sk_state == TCP_CLOSE) {
-		err = sdp_zc_quiesce(sk, sock_sndtimeo(sk, flags & O_NONBLOCK));
+		err = sdp_conn_quiesce(sk, sock_sndtimeo(sk, flags & O_NONBLOCK));
 		if (err)
 			goto out;
 	}

@@ -597,6 +597,20 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 		   removing ||
 		   (test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 		    !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags) && !ssk->parent));
+	/*
+	 * Nor while the iWARP CM holds the QP (SDP_C_IW_QP_HELD): siw's
+	 * destroy_qp waits for the CM's reference, which goes with the
+	 * connect's failure or the connection's close, each reported by
+	 * an event of the iWARP CM's one ordered workqueue; with
+	 * lock_sock() held here, an event for another socket whose handler
+	 * waits for that socket's lock, held by its own teardown waiting
+	 * so, would stop them all (and a connect given up for TCP would
+	 * hold the socket up to siw's 10 s MPA timeout).  The event that
+	 * ends the hold queues us (sdp_cm_qp_freed()).  A device going
+	 * away does not wait.
+	 */
+	if (test_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags) && !removing)
+		destroy = false;
 	spin_unlock_bh(&ssk->lock);
 
 	if (qp_err) {

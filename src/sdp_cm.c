@@ -42,6 +42,7 @@
 #include "sdp_proto.h"
 #include "sdp_rx.h"
 #include "sdp_stats.h"
+#include "sdp_timers.h"
 #include "sdp_tx.h"
 #include "sdp_wire.h"
 
@@ -561,6 +562,8 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 
 	spin_lock_bh(&child->lock);
 	sdp_set_state(csk, TCP_SYN_RECV);
+	if (child->conn.sdev->iwarp)
+		set_bit(SDP_C_IW_QP_HELD, &child->conn.flags);
 	spin_unlock_bh(&child->lock);
 	sock_hold(lsk);
 	child->parent = lsk;
@@ -649,8 +652,54 @@ static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		return;
 	}
 	err = sdp_cm_connect(ssk, id);
-	if (err)
+	if (err) {
 		sdp_cm_request_failed(ssk, err);
+		return;
+	}
+	if (ssk->conn.sdev->iwarp) {
+		spin_lock_bh(&ssk->lock);
+		set_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags);
+		spin_unlock_bh(&ssk->lock);
+	}
+}
+
+/*
+ * Does the CM's @event end the iWARP CM's hold on the QP
+ * (SDP_C_IW_QP_HELD)?  iw_cm lets go of it before it reports a failed
+ * connect (cm_conn_rep_handler()) or the connection's close
+ * (cm_close_handler()); the device's removal ends it too.  Not
+ * ESTABLISHED: the CM keeps the QP for the connection's life.
+ */
+static bool sdp_cm_event_frees_qp(enum rdma_cm_event_type event)
+{
+	switch (event) {
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The iWARP CM has let go of the QP: a teardown that waited for that
+ * (sdp_close_work()) may go on.  lock_sock() held.
+ */
+static void sdp_cm_qp_freed(struct sdp_sock *ssk)
+{
+	bool was;
+
+	spin_lock_bh(&ssk->lock);
+	was = test_and_clear_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags);
+	spin_unlock_bh(&ssk->lock);
+	if (!was)
+		return;
+	sdp_queue_work(ssk);
+	/* A connect() again may wait for it (sdp_conn_quiesce()). */
+	sdp_sock_wake(ssk, TASK_NORMAL);
 }
 
 /*
@@ -784,6 +833,8 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	lock_sock(sk);
 	if (ssk->id != id)	/* an id we already gave up */
 		goto out;
+	if (sdp_cm_event_frees_qp(ev->event))
+		sdp_cm_qp_freed(ssk);
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:

@@ -6,7 +6,7 @@
  * (sdp_conn_setup(), from sdp_cm.c), their teardown (sdp_conn_detach(),
  * from sdp_work()), and a new start for a socket that connects again
  * (sdp_conn_renew(), once the last connection's zero-copy transfers are
- * over: sdp_zc_quiesce()).
+ * over and an iWARP CM has answered its request: sdp_conn_quiesce()).
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
@@ -311,6 +311,68 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 	return id;
 }
 
+/*
+ * Is the last connection still held by what sdp_conn_renew() may not
+ * free it under: a zero-copy transfer (sdp_conn::zc_busy), or an iWARP
+ * CM that holds the QP (SDP_C_IW_QP_HELD: destroying it would wait
+ * with lock_sock() held for the CM's event, whose handler takes
+ * lock_sock(); sdp_close_work()).
+ */
+static bool sdp_conn_busy(struct sdp_sock *ssk)
+{
+	return READ_ONCE(ssk->conn.zc_busy) ||
+	       test_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags);
+}
+
+/*
+ * A connect() gives up on the last connection after this: twice the
+ * zero-copy answer timeout, and twice soft-iWARP's MPA timeout (10 s).
+ */
+#define SDP_CONN_QUIESCE_TIMEOUT	(2 * SDP_ZC_ANSWER_TIMEOUT)
+
+/**
+ * sdp_conn_quiesce() - wait until the last connection can be freed
+ * @sk: the socket, lock_sock() held (released while waiting), its
+ *	connection over (TCP_CLOSE)
+ * @timeo: the connect()'s timeout, for the error a signal gives
+ *
+ * A connect() again frees the last connection's QP, CQ, PD, MR and rings
+ * at once (sdp_conn_renew()); not under a transfer that still uses them
+ * (another thread's blocking send() or recv() asleep in one, a
+ * nonblocking MSG_ZEROCOPY send or spliced pages still going), nor
+ * under an iWARP CM that still holds the QP (a request given up for
+ * TCP, not answered yet).  On a connection that is over the transfers
+ * end as soon as their work requests complete or are flushed, which
+ * sdp_work()'s disconnect does, the last one waking us (sdp_zc_put());
+ * the CM answers within its own timeout, its event waking us
+ * (sdp_cm_qp_freed()).  The caller looks at the socket's
+ * state again: another thread may have changed it meanwhile.
+ *
+ * Return: 0 with neither (and lock_sock() held, so none starts);
+ * -ERESTARTSYS or -EINTR on a signal; -EALREADY, as for a connection still
+ * under way, if they have not ended within SDP_CONN_QUIESCE_TIMEOUT.
+ */
+int sdp_conn_quiesce(struct sock *sk, long timeo)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	long left = SDP_CONN_QUIESCE_TIMEOUT;
+
+	sock_owned_by_me(sk);
+	while (sdp_conn_busy(ssk)) {
+		if (signal_pending(current))
+			return sock_intr_errno(timeo);
+		if (!left)
+			return -EALREADY;
+		release_sock(sk);
+		left = wait_event_interruptible_timeout(*sk_sleep(sk),
+							!sdp_conn_busy(ssk),
+							left);
+		lock_sock(sk);
+		left = max(left, 0L);
+	}
+	return 0;
+}
+
 /* A CM id given up by a socket that goes on: destroyed in the background. */
 struct sdp_id_reap {
 	struct work_struct work;
@@ -335,8 +397,9 @@ static void sdp_id_reap_work(struct work_struct *work)
  * in between, so another socket may have taken it: EADDRINUSE).  The old
  * id is destroyed in the background, so that lock_sock() need not be
  * dropped here.  Not while zero-copy transfers of the last connection
- * still use its QP, MR and rings (EALREADY): connect() waits for them
- * first (sdp_zc_quiesce()).  lock_sock() held, TCP_CLOSE.
+ * still use its QP, MR and rings, or its iWARP CM the QP (EALREADY):
+ * connect() waits for them first (sdp_conn_quiesce()).  lock_sock()
+ * held, TCP_CLOSE.
  */
 int sdp_conn_renew(struct sdp_sock *ssk)
 {
@@ -345,7 +408,7 @@ int sdp_conn_renew(struct sdp_sock *ssk)
 	int err;
 
 	sock_owned_by_me(sk);
-	if (ssk->conn.zc_busy)
+	if (sdp_conn_busy(ssk))
 		return -EALREADY;
 	if (ssk->id && test_bit(SDP_O_ID_USED, &ssk->opts)) {
 		r = kmalloc(sizeof(*r), GFP_KERNEL);

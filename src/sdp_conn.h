@@ -193,6 +193,12 @@ enum {
 	SDP_C_RTR_ANSWER,	/* ... which came: announce the buffer it
 				 * took (sdp_tx_try_control())
 				 */
+	SDP_C_IW_QP_HELD,	/* iWARP: the iWARP CM holds the QP, from
+				 * rdma_connect() or rdma_accept() until
+				 * the connect fails or DISCONNECTED; it
+				 * is destroyed only after that
+				 * (sdp_close_work())
+				 */
 };
 
 /*
@@ -398,7 +404,7 @@ struct sdp_zc_rx {
  * @zc_rx: the peer's advertisement (receive side)
  * @zc_busy: zero-copy transfers in progress; the QP, CQ, PD and MR stay
  *	until it drops to 0 (sdp_work(), and a connect() again, wait for
- *	it: sdp_zc_quiesce())
+ *	it: sdp_conn_quiesce())
  * @rtt: round-trip time of our sends (sdp_tx.c)
  *
  * Written under sdp_sock::lock, the verbs resources also under
@@ -491,6 +497,7 @@ void sdp_conn_reset(struct sdp_sock *ssk);
 int sdp_conn_setup(struct sdp_sock *ssk, struct rdma_cm_id *id, bool passive,
 		   bool small);
 void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id);
+int sdp_conn_quiesce(struct sock *sk, long timeo);
 int sdp_conn_renew(struct sdp_sock *ssk);
 struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk);
 void sdp_conn_fatal(struct sdp_sock *ssk, const char *what);

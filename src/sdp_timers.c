@@ -78,8 +78,8 @@
  *     SDP_ZC_ANSWER_TIMEOUT rules above (sdp_zc_tx_wait()); a work
  *     request waited for uninterruptibly, SDP_ZC_ANSWER_TIMEOUT before
  *     the connection is aborted (sdp_zc_wait_bit()); connect() again,
- *     SDP_ZC_QUIESCE_TIMEOUT for the last connection's transfers
- *     (sdp_zc_quiesce()).
+ *     SDP_CONN_QUIESCE_TIMEOUT for the last connection's transfers and
+ *     an iWARP CM's answer (sdp_conn_quiesce()).
  *   - Device removal rescans its connections every second until they
  *     let go of it (sdp_remove_one()).
  *   - The fallback's negative cache: an entry lasts

@@ -57,7 +57,6 @@ struct sdp_zc_pages {
 /* sdp_zc_mr.c: what the other files call */
 void sdp_zc_init(struct sdp_sock *ssk);
 void sdp_zc_conn_free(struct sdp_sock *ssk);
-int sdp_zc_quiesce(struct sock *sk, long timeo);
 void sdp_zc_sq_progress(struct sdp_sock *ssk);
 
 /* sdp_zc_tx.c */

@@ -14,7 +14,7 @@
  * nonblocking send in progress also keeps its closed socket (through the
  * CM id's reference) until it is over.  A connect() again on a socket
  * whose connection is over, which frees them at once (sdp_conn_renew()),
- * first waits for them too (sdp_zc_quiesce()): they end soon, their work
+ * first waits for them too (sdp_conn_quiesce()): they end soon, their work
  * requests flushed by the disconnect.  A blocking send counts from the
  * moment it has its send slot, before it maps its pages into the MR, so
  * every sleep of it without lock_sock() from then on finds the same
@@ -196,7 +196,7 @@ void sdp_zc_wait_bit(struct sock *sk, int bit, unsigned long *word)
 
 /*
  * One transfer fewer; the last one on a dead connection lets it go, and
- * wakes a connect() that waits to start anew (sdp_zc_quiesce()).
+ * wakes a connect() that waits to start anew (sdp_conn_quiesce()).
  */
 void sdp_zc_put(struct sdp_sock *ssk)
 {
@@ -335,49 +335,6 @@ void sdp_zc_init(struct sdp_sock *ssk)
 	ssk->conn.zc_tx.reg_cqe.done = sdp_zc_reg_done;
 	ssk->conn.zc_tx.inv_cqe.done = sdp_zc_inv_done;
 	ssk->conn.zc_rx.rd_cqe.done = sdp_zc_rd_done;
-}
-
-/* A connect() gives up on the last connection's transfers after this. */
-#define SDP_ZC_QUIESCE_TIMEOUT	(2 * SDP_ZC_ANSWER_TIMEOUT)
-
-/**
- * sdp_zc_quiesce() - wait for the last connection's zero-copy transfers
- * @sk: the socket, lock_sock() held (released while waiting), its
- *	connection over (TCP_CLOSE)
- * @timeo: the connect()'s timeout, for the error a signal gives
- *
- * A connect() again frees the last connection's QP, CQ, PD, MR and rings
- * at once (sdp_conn_renew()); not under a transfer that still uses them:
- * another thread's blocking send() or recv() asleep in one, a nonblocking
- * MSG_ZEROCOPY send or spliced pages still going (sdp_conn::zc_busy).  On
- * a connection that is over they end as soon as their work requests
- * complete or are flushed, which sdp_work()'s disconnect does, and the
- * last one wakes us (sdp_zc_put()).  The caller looks at the socket's
- * state again: another thread may have changed it meanwhile.
- *
- * Return: 0 with none in progress (and lock_sock() held, so none starts);
- * -ERESTARTSYS or -EINTR on a signal; -EALREADY, as for a connection still
- * under way, if they have not ended within SDP_ZC_QUIESCE_TIMEOUT.
- */
-int sdp_zc_quiesce(struct sock *sk, long timeo)
-{
-	struct sdp_sock *ssk = sdp_sk(sk);
-	long left = SDP_ZC_QUIESCE_TIMEOUT;
-
-	sock_owned_by_me(sk);
-	while (READ_ONCE(ssk->conn.zc_busy)) {
-		if (signal_pending(current))
-			return sock_intr_errno(timeo);
-		if (!left)
-			return -EALREADY;
-		release_sock(sk);
-		left = wait_event_interruptible_timeout(*sk_sleep(sk),
-							!READ_ONCE(ssk->conn.zc_busy),
-							left);
-		lock_sock(sk);
-		left = max(left, 0L);
-	}
-	return 0;
 }
 
 /* Connection teardown, the QP destroyed: the MR goes with its PD. */
