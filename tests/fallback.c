@@ -1684,7 +1684,7 @@ static void *race_worker(void *arg)
 	struct sdp_info info;
 	char buf[4096] = { 0 };
 	socklen_t len;
-	int fd, d, nb;
+	int fd, d, nb, ms;
 	long ret;
 
 	while (!atomic_load(&r->stop) && !atomic_load(&r->failed)) {
@@ -1697,17 +1697,29 @@ static void *race_worker(void *arg)
 				break;
 			continue;
 		}
+		d = rand_r(&seed) % RACE_DSTS;
+		ms = tmo[rand_r(&seed) % 4];
+		/*
+		 * Over iWARP a fallback from the SDP destination is a TCP
+		 * client of the iWARP CM's listening socket, which soft-iWARP
+		 * (6.1) cannot take by the hundred: the listener's close then
+		 * puts its endpoint once too often (a WARNING in
+		 * siw_cep_put(), a BUG in the list_del() after it;
+		 * TESTING.md).  There the SDP destination gets the timeout
+		 * long enough for its answer; the others race as everywhere.
+		 */
+		if (d == RACE_SDP && test_device_iwarp())
+			ms = tmo[3];
 		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &(int){ 1 },
 			   sizeof(int));
-		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT,
-			   &tmo[rand_r(&seed) % 4], sizeof(int));
+		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT, &ms,
+			   sizeof(int));
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		pthread_mutex_lock(&r->lock);
 		r->slot[rw->id] = fd;
 		pthread_mutex_unlock(&r->lock);
 
-		d = rand_r(&seed) % RACE_DSTS;
 		race_check(r, "connect", connect(fd, (void *)&r->dst[d],
 						 sockaddr_len(&r->dst[d])));
 		switch (rand_r(&seed) % 6) {
