@@ -30,7 +30,7 @@
 #   make check-wire    two guests on a virtual wire (tests/vm/wire): SDP
 #                      between hosts, qperf and iperf3 across it, packet
 #                      loss, a cut wire, a device removed, a peer host
-#                      that dies
+#                      that dies (PROVIDER=siw: over soft-iWARP)
 #   make stress        the stress suite and the hostile-peer fuzzer
 #                      (tests/peerfuzz.c) for STRESS_SECONDS (default 300)
 #                      each on one kernel (KERNEL=6.12, KERNEL=debug as
@@ -329,7 +329,7 @@ check-wire: deps
 # WIRE_TIMEOUT seconds.
 WIRE_TIMEOUT := 2400
 check-wire-vm: all test-progs
-	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
+	tests/vm/wire --kernel-dir $(KDIR) --provider $(PROVIDER) --timeout $(WIRE_TIMEOUT) -- \
 		env $(SUITE_ENV) SDP_TEST_TIMEOUT=600 SUITE_TIMEOUT=$(WIRE_TIMEOUT) \
 		tests/run-suites tests/bin/wire
 
@@ -337,10 +337,10 @@ check-wire-vm: all test-progs
 # SDP_TEST_PEER in each guest of check-wire): no shared directory (the
 # guests meet on b's board), the roles found from the two addresses.
 check-host-wire-vm: all test-progs
-	tests/vm/wire --kernel-dir $(KDIR) --timeout $(WIRE_TIMEOUT) -- \
+	tests/vm/wire --kernel-dir $(KDIR) --provider $(PROVIDER) --timeout $(WIRE_TIMEOUT) -- \
 		env -u SDP_WIRE_SHARE -u SDP_WIRE_ROLE -u SDP_TEST_IBDEV \
 		-u SDP_TEST_NETDEV -u SDP_TEST_PROVIDER $(SUITE_ENV) \
-		SDP_TEST_DEVICE=rxe0 tests/run_tests tests/bin/wire
+		SDP_TEST_DEVICE=$(PROVIDER)0 tests/run_tests tests/bin/wire
 
 # The stress suite and the hostile-peer fuzzer alone and longer
 # (tests/stress.c, tests/peerfuzz.c; check runs them short).
