@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -166,6 +167,33 @@ const char *tap_test_name(void)
 	return tap_running;
 }
 
+/*
+ * Name each test in the kernel's log where the module is loaded (a
+ * guest, or a host running the suites), as kselftest's runner does: a
+ * kernel report there, which fails the run (tests/vm/run), then says
+ * which test it came during.  A fresh open each time: the kernel
+ * rate-limits what one open of /dev/kmsg writes.
+ */
+static void tap_mark_kmsg(const char *suite, size_t i, const char *name)
+{
+	char line[256];
+	ssize_t w;
+	int fd, n;
+
+	if (access("/sys/module/sdp", F_OK))
+		return;
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "sdp-test: %s %zu %s\n", suite, i,
+		     name);
+	if (n > 0 && (size_t)n < sizeof(line)) {
+		w = write(fd, line, n);
+		(void)w;
+	}
+	close(fd);
+}
+
 static int run_one(const struct tap_test *t, unsigned int timeout)
 {
 	int status;
@@ -222,10 +250,12 @@ int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv)
 {
 	unsigned int timeout = 60, passed = 0, failed = 0, skipped = 0;
 	const char *env = getenv("SDP_TEST_TIMEOUT");
+	const char *suite = strrchr(argv[0], '/');
 	size_t i;
 
 	if (env && atoi(env) > 0)
 		timeout = atoi(env);
+	suite = suite ? suite + 1 : argv[0];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tap_why = mmap(NULL, TAP_WHY_MAX, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -243,6 +273,7 @@ int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv)
 		}
 		if (tap_why)
 			tap_why[0] = '\0';
+		tap_mark_kmsg(suite, i + 1, tests[i].name);
 		r = run_one(&tests[i], timeout);
 		if (r == TAP_CHILD_PASS) {
 			printf("ok %zu - %s\n", i + 1, tests[i].name);
