@@ -249,6 +249,28 @@ static bool sdp_addr_loopback(const struct sockaddr_storage *ss)
 	return ipv4_is_loopback(((const struct sockaddr_in *)ss)->sin_addr.s_addr);
 }
 
+/*
+ * A socket bound to an address of one family reaches no address of the
+ * other, as TCP's: bound to IPv4 (a v4-mapped address, the IPv4 wildcard),
+ * an IPv6 destination is EAFNOSUPPORT (ip6_dst_lookup_tail()); bound to a
+ * specific IPv6 address, an IPv4 one is ENETUNREACH.  Bound to ::, both
+ * are reached.  The RDMA CM would say EINVAL of either.
+ */
+static int sdp_connect_family(const struct sdp_sock *ssk,
+			      const struct sockaddr_storage *dst)
+{
+	const struct sockaddr_storage *src = &ssk->saddr;
+
+	if (!test_bit(SDP_O_USER_BOUND, &ssk->opts) ||
+	    src->ss_family == dst->ss_family)
+		return 0;
+	if (src->ss_family == AF_INET)
+		return -EAFNOSUPPORT;
+	if (ipv6_addr_any(&((const struct sockaddr_in6 *)src)->sin6_addr))
+		return 0;
+	return -ENETUNREACH;
+}
+
 static int sdp_ensure_id(struct sdp_sock *ssk)
 {
 	return ssk->id ? 0 : sdp_cm_create_id(ssk);
@@ -348,6 +370,9 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		/* As TCP: an IPv6-only socket reaches no IPv4 address. */
 		err = -ENETUNREACH;
 		if (v6 && ss.ss_family == AF_INET && ssk->tcp.v6only)
+			goto out;
+		err = sdp_connect_family(ssk, &ss);
+		if (err)
 			goto out;
 		/*
 		 * A new attempt (as TCP allows after a failed one): the last

@@ -615,7 +615,6 @@ static void sdp_cm_addr_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 				      SDP_FB_ROUTE_ERROR);
 }
 
-/* ROUTE_RESOLVED: the device and the local address are known; Hello. */
 /*
  * rdma_connect_locked() failed with @err.  Over iWARP the CM opens the
  * TCP connection that carries the request there and then (soft-iWARP's
@@ -640,6 +639,7 @@ static void sdp_cm_request_failed(struct sdp_sock *ssk, int err)
 	}
 }
 
+/* ROUTE_RESOLVED: the device and the local address are known; Hello. */
 static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	int err;

@@ -690,6 +690,67 @@ static void test_connect_no_route(void)
 	close(c);
 }
 
+/*
+ * Bind @c to @src (port 0) and connect it to @dst: the connect must fail
+ * at once with @want.  Returns false, with nothing asserted, if @src is
+ * not an address of this host's here.
+ */
+static bool check_family_mismatch(int c, const char *src, const char *dst,
+				  int want)
+{
+	struct sockaddr_storage a, b;
+	socklen_t alen = make_sockaddr(&a, src, 0);
+	socklen_t blen = make_sockaddr(&b, dst, 9);
+
+	CHECK(alen && blen, "%s or %s is not an address", src, dst);
+	if (bind(c, (struct sockaddr *)&a, alen)) {
+		CHECK(errno == EADDRNOTAVAIL || errno == ENODEV,
+		      "bind %s: %s", src, errname(errno));
+		return false;
+	}
+	errno = 0;
+	CHECK(connect(c, (struct sockaddr *)&b, blen) == -1 && errno == want,
+	      "bound to %s, connect to %s: %s, want %s", src, dst,
+	      errname(errno), errname(want));
+	return true;
+}
+
+/*
+ * A socket bound to an address of one family reaches no address of the
+ * other, as TCP's: bound to an IPv4 address (v4-mapped, or the IPv4
+ * wildcard), connect() to an IPv6 one fails with EAFNOSUPPORT; bound to a
+ * specific IPv6 address (::1, where the host lets an SDP socket have it),
+ * connect() to an IPv4 one fails with ENETUNREACH.  Not EINVAL, which is
+ * what the RDMA CM says of a route between two families.
+ */
+static void test_connect_other_family(void)
+{
+	struct sockaddr_storage ta;
+	char mapped[INET6_ADDRSTRLEN + 8];
+	int c;
+
+	if (access("/proc/sys/net/ipv6", F_OK))
+		tap_skip("no IPv6 in this kernel");
+	test_sockaddr(&ta, 0);
+	if (ta.ss_family != AF_INET)
+		tap_skip("SDP_TEST_ADDR is not an IPv4 address");
+	snprintf(mapped, sizeof(mapped), "::ffff:%s",
+		 inet_ntoa(((struct sockaddr_in *)&ta)->sin_addr));
+
+	c = CHECK_OK(test_socket_af(AF_INET6, 0));
+	CHECK(check_family_mismatch(c, mapped, "2001:db8::1", EAFNOSUPPORT),
+	      "cannot bind %s", mapped);
+	close(c);
+	c = CHECK_OK(test_socket_af(AF_INET6, 0));
+	CHECK(check_family_mismatch(c, "::ffff:0.0.0.0", "2001:db8::1",
+				    EAFNOSUPPORT), "cannot bind ::ffff:0.0.0.0");
+	close(c);
+	c = CHECK_OK(test_socket_af(AF_INET6, 0));
+	if (!check_family_mismatch(c, "::1", mapped, ENETUNREACH))
+		tap_diag("::1 is not an address an SDP socket binds here");
+	close(c);
+}
+
 /* connect(@c, @ip:@port) must fail at once with ENETUNREACH. */
 static void check_loopback_unreachable(int c, const char *ip, uint16_t port)
 {
@@ -4117,6 +4178,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_nonblocking_connect),
 	TAP_TEST(test_nonblocking_connect_refused),
 	TAP_TEST(test_connect_no_route),
+	TAP_TEST(test_connect_other_family),
 	TAP_TEST(test_connect_loopback_unreachable),
 	TAP_TEST(test_accept4_flags),
 	TAP_TEST(test_accept_nonblocking_eagain),
