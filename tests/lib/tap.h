@@ -60,6 +60,8 @@ void tap_skip(const char *fmt, ...)
 /* Print a "# " diagnostic line. */
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tap_main(const struct tap_test *tests, size_t n, int argc, char **argv);
+/* Report every test skipped, for @why (the suite cannot run here). */
+int tap_skip_all(const struct tap_test *tests, size_t n, const char *why);
 /* The name of the running test (in its child), "" outside of one. */
 const char *tap_test_name(void);
 
