@@ -1267,13 +1267,18 @@ static void to_peer(struct session *s, char c)
 		session_fail(s, "pipe to the peer: %s", strerror(errno));
 }
 
-/* Wait for the peer process; its exit status must be clean. */
+/*
+ * Wait for the peer process; its exit status must be clean.  Once: a peer
+ * whose connection was never accepted may have been reaped already.
+ */
 static void reap_peer(struct session *s)
 {
 	long long end = now_ms() + (FZ_PEER_MAX_S + 10) * 1000LL;
 	int status;
 	pid_t r;
 
+	if (!s->pid)
+		return;
 	while ((r = waitpid(s->pid, &status, WNOHANG)) == 0 && now_ms() < end)
 		sleep_ms_poll(5);
 	if (r == 0)
