@@ -412,6 +412,25 @@ int wait_fd(int fd, short events, int timeout_ms)
 	}
 }
 
+int tcp_connect_result(int fd, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms, left;
+	int ev;
+
+	for (;;) {
+		left = end - now_ms();
+		ev = wait_fd(fd, POLLOUT, left > 0 ? (int)left : 0);
+		if (ev <= 0)
+			return -1;
+		if (ev & POLLHUP || !(ev & POLLERR))
+			return sockopt_get(fd, SOL_SOCKET, SO_ERROR);
+		/* The error is queued, the connect not yet ended. */
+		if (left <= 0)
+			return -1;
+		poll(NULL, 0, 1);
+	}
+}
+
 bool wait_until(bool (*cond)(void *arg), void *arg, int timeout_ms)
 {
 	long long end = now_ms() + timeout_ms;

@@ -147,6 +147,14 @@ long long now_ms(void);
  * it short); returns revents, 0 on timeout, -1 on error.
  */
 int wait_fd(int fd, short events, int timeout_ms);
+/*
+ * The end of a plain TCP socket's non-blocking connect(), waited for up
+ * to @timeout_ms: 0 once connected, the error (SO_ERROR) once failed,
+ * -1 if neither came.  POLLERR alone is not the end: for an ICMP error
+ * tcp_v4_err() queues it on the error queue, which wakes poll(), before
+ * it writes the error SO_ERROR reads; the CLOSE (POLLHUP) comes after.
+ */
+int tcp_connect_result(int fd, int timeout_ms);
 /* Wait until @cond(@arg) holds, checking every few ms; false on timeout. */
 bool wait_until(bool (*cond)(void *arg), void *arg, int timeout_ms);
 /* Sleep @ms (poll-based; for pacing only, never to wait for an event). */
