@@ -559,6 +559,13 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	held = sdp_abort_in_flight(ssk);
 	if (held)	/* come back when the wait for it is over */
 		*again = ssk->conn.abort_sent + SDP_ABORT_DELIVERY - jiffies + 1;
+	/*
+	 * Our iWARP request not yet made or answered: the id and the QP are
+	 * rdma_connect()'s until it returns, which queues us
+	 * (sdp_cm_iw_connect()).  A device going away waits for it too.
+	 */
+	if (test_bit(SDP_C_IW_CONNECT, &ssk->conn.flags))
+		held = true;
 	disconnect = qp && !held &&
 		     !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) &&
 		     (test_bit(SDP_C_ABORT, &ssk->conn.flags) ||

@@ -7,7 +7,8 @@
  *
  * Active side:  connect() -> rdma_resolve_addr -> ADDR_RESOLVED ->
  *   rdma_resolve_route -> ROUTE_RESOLVED -> QP + rings, Hello in
- *   rdma_connect_locked -> ESTABLISHED (HelloAck in the reply).
+ *   rdma_connect_locked (over iWARP rdma_connect, from sdp_wq:
+ *   sdp_cm_iw_connect()) -> ESTABLISHED (HelloAck in the reply).
  * Passive side: CONNECT_REQUEST on the listener (Hello) -> child socket,
  *   QP + rings, rdma_accept (HelloAck) -> ESTABLISHED on the child, which
  *   then moves to the listener's accept queue.
@@ -342,23 +343,30 @@ static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
 	spin_unlock_bh(&ssk->lock);
 }
 
+/* Active side, the connection set up: our Hello in @hh. */
+static void sdp_cm_hello(struct sdp_sock *ssk, struct rdma_cm_id *id,
+			 struct sdp_hello *hh)
+{
+	memset(hh, 0, sizeof(*hh));
+	spin_lock_bh(&ssk->lock);
+	sdp_fill_bsdh(ssk, &hh->bsdh, SDP_MID_HELLO, sizeof(*hh), false);
+	spin_unlock_bh(&ssk->lock);
+	hh->version = SDP_VERSION;
+	hh->ipv = sdp_ipv(id);
+	hh->flags = sdp_hello_flags(id->device);
+	hh->max_adverts = 1;
+	hh->desremrcvsz = cpu_to_be32(SDP_BUF_SIZE);
+	hh->localrcvsz = cpu_to_be32(ssk->conn.rx_size);
+	hh->port = sdp_addr_port((struct sockaddr *)&id->route.addr.src_addr);
+}
+
 /* Active side, ROUTE_RESOLVED, the connection set up: send the Hello. */
 static int sdp_cm_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	struct rdma_conn_param param;
-	struct sdp_hello hh = {};
+	struct sdp_hello hh;
 
-	spin_lock_bh(&ssk->lock);
-	sdp_fill_bsdh(ssk, &hh.bsdh, SDP_MID_HELLO, sizeof(hh), false);
-	spin_unlock_bh(&ssk->lock);
-	hh.version = SDP_VERSION;
-	hh.ipv = sdp_ipv(id);
-	hh.flags = sdp_hello_flags(id->device);
-	hh.max_adverts = 1;
-	hh.desremrcvsz = cpu_to_be32(SDP_BUF_SIZE);
-	hh.localrcvsz = cpu_to_be32(ssk->conn.rx_size);
-	hh.port = sdp_addr_port((struct sockaddr *)&id->route.addr.src_addr);
-
+	sdp_cm_hello(ssk, id, &hh);
 	sdp_conn_param(&param, &hh, sizeof(hh), id->device, NULL);
 	return rdma_connect_locked(id, &param);
 }
@@ -639,6 +647,105 @@ static void sdp_cm_request_failed(struct sdp_sock *ssk, int err)
 	}
 }
 
+/*
+ * Over iWARP the Hello goes from sdp_wq, not from the CM's handler.  The
+ * iWARP CM opens the TCP connection that carries the request within
+ * rdma_connect(), and soft-iWARP's siw_connect() does so synchronously:
+ * towards an address that does not answer, until TCP's SYN retries run
+ * out (two minutes by default).  In the handler that would hold
+ * lock_sock(), so every call on the socket, close() too, and the RDMA
+ * CM's one ordered workqueue, which delivers every iWARP id's
+ * ROUTE_RESOLVED, so every other connect of the host.  Here only this
+ * request waits.  SDP_C_IW_CONNECT, from the handler until the request
+ * is answered or given up, keeps the id and the QP (sdp_close_work(),
+ * sdp_conn_busy()); SDP_C_IW_QP_HELD is set before rdma_connect(), as
+ * the iWARP CM's events for the id may come as soon as it returns.
+ */
+struct sdp_iw_connect {
+	struct work_struct work;
+	struct sdp_sock *ssk;
+	struct rdma_cm_id *id;
+	struct sdp_hello hh;
+};
+
+/* Is the Hello of @req still wanted?  lock_sock() held. */
+static bool sdp_cm_iw_connect_wanted(struct sdp_iw_connect *req)
+{
+	struct sdp_sock *ssk = req->ssk;
+
+	sock_owned_by_me(&ssk->sk);
+	return ssk->id == req->id && ssk->sk.sk_state == TCP_SYN_SENT &&
+	       !test_bit(SDP_C_ABORT, &ssk->conn.flags);
+}
+
+/* rdma_connect() answered @err (or was not made, @made false). */
+static void sdp_cm_iw_connect_done(struct sdp_iw_connect *req, bool made,
+				   int err)
+{
+	struct sdp_sock *ssk = req->ssk;
+
+	lock_sock(&ssk->sk);
+	spin_lock_bh(&ssk->lock);
+	clear_bit(SDP_C_IW_CONNECT, &ssk->conn.flags);
+	/* A failed rdma_connect() gave the QP back; no event will say so. */
+	if (made && err)
+		clear_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags);
+	spin_unlock_bh(&ssk->lock);
+	if (made && err && sdp_cm_iw_connect_wanted(req))
+		sdp_cm_request_failed(ssk, err);
+	/* A teardown, or a connect() again, waited for the request. */
+	sdp_queue_work(ssk);
+	sdp_sock_wake(ssk, TASK_NORMAL);
+	release_sock(&ssk->sk);
+}
+
+static void sdp_cm_iw_connect_work(struct work_struct *work)
+{
+	struct sdp_iw_connect *req = container_of(work, struct sdp_iw_connect,
+						  work);
+	struct sdp_sock *ssk = req->ssk;
+	struct rdma_conn_param param;
+	bool made;
+	int err = 0;
+
+	lock_sock(&ssk->sk);
+	made = sdp_cm_iw_connect_wanted(req);
+	if (made) {
+		spin_lock_bh(&ssk->lock);
+		set_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags);
+		spin_unlock_bh(&ssk->lock);
+	}
+	release_sock(&ssk->sk);
+	if (made) {
+		sdp_conn_param(&param, &req->hh, sizeof(req->hh),
+			       req->id->device, NULL);
+		err = rdma_connect(req->id, &param);
+	}
+	sdp_cm_iw_connect_done(req, made, err);
+	sock_put(&ssk->sk);	/* the request's reference */
+	kfree(req);
+}
+
+/* Over iWARP: the Hello, sent from sdp_wq.  lock_sock() held. */
+static int sdp_cm_iw_connect(struct sdp_sock *ssk, struct rdma_cm_id *id)
+{
+	struct sdp_iw_connect *req;
+
+	req = kmalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	INIT_WORK(&req->work, sdp_cm_iw_connect_work);
+	req->ssk = ssk;
+	req->id = id;
+	sdp_cm_hello(ssk, id, &req->hh);
+	spin_lock_bh(&ssk->lock);
+	set_bit(SDP_C_IW_CONNECT, &ssk->conn.flags);
+	spin_unlock_bh(&ssk->lock);
+	sock_hold(&ssk->sk);	/* the request's reference */
+	queue_work(sdp_wq, &req->work);
+	return 0;
+}
+
 /* ROUTE_RESOLVED: the device and the local address are known; Hello. */
 static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
@@ -651,16 +758,15 @@ static void sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		sdp_connect_failed(ssk, err);
 		return;
 	}
-	err = sdp_cm_connect(ssk, id);
-	if (err) {
-		sdp_cm_request_failed(ssk, err);
+	if (ssk->conn.sdev->iwarp) {
+		err = sdp_cm_iw_connect(ssk, id);
+		if (err)
+			sdp_connect_failed(ssk, err);
 		return;
 	}
-	if (ssk->conn.sdev->iwarp) {
-		spin_lock_bh(&ssk->lock);
-		set_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags);
-		spin_unlock_bh(&ssk->lock);
-	}
+	err = sdp_cm_connect(ssk, id);
+	if (err)
+		sdp_cm_request_failed(ssk, err);
 }
 
 /*

@@ -313,15 +313,17 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 
 /*
  * Is the last connection still held by what sdp_conn_renew() may not
- * free it under: a zero-copy transfer (sdp_conn::zc_busy), or an iWARP
+ * free it under: a zero-copy transfer (sdp_conn::zc_busy), an iWARP
  * CM that holds the QP (SDP_C_IW_QP_HELD: destroying it would wait
  * with lock_sock() held for the CM's event, whose handler takes
- * lock_sock(); sdp_close_work()).
+ * lock_sock(); sdp_close_work()), or an iWARP request not yet made or
+ * answered (SDP_C_IW_CONNECT).
  */
 static bool sdp_conn_busy(struct sdp_sock *ssk)
 {
 	return READ_ONCE(ssk->conn.zc_busy) ||
-	       test_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags);
+	       test_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags) ||
+	       test_bit(SDP_C_IW_CONNECT, &ssk->conn.flags);
 }
 
 /*

@@ -199,6 +199,11 @@ enum {
 				 * is destroyed only after that
 				 * (sdp_close_work())
 				 */
+	SDP_C_IW_CONNECT,	/* iWARP, active: our Hello's rdma_connect()
+				 * is sdp_wq's to make or is under way;
+				 * the id and QP stay until it returned
+				 * (sdp_cm_iw_connect())
+				 */
 };
 
 /*

@@ -6,7 +6,8 @@
  * Copyright (C) 2026 The SDP for Linux authors
  *
  * Every time-driven behaviour of the module, where it runs, what arms it
- * and its deadline.  A socket has two work items and one timer:
+ * and its deadline.  A socket has two work items and one timer
+ * (and, connecting over iWARP, a request of its own):
  *
  *   sdp_sock::work (sdp_work(), below): the connection's process-context
  *   work; queued now by sdp_queue_work(), by a deadline by
@@ -52,6 +53,11 @@
  *   close() left the connection open (sdp_timeout_arm()); TCP_LINGER2 or
  *   net.sdp.fin_timeout after, it is aborted (ETIMEDOUT).  Cancelled when
  *   the connection's resources go (sdp_conn_detach()).
+ *
+ *   sdp_iw_connect::work (sdp_cm_iw_connect_work(), sdp_cm.c): over
+ *   iWARP, the Hello's rdma_connect(), queued by ROUTE_RESOLVED; no
+ *   deadline of its own: the iWARP CM's (soft-iWARP's, TCP's SYN
+ *   retries, net.ipv4.tcp_syn_retries).
  *
  *   sk->sk_timer (sdp_keepalive.c): dead-peer detection.
  *   - Keepalive: established, or an option changed, with SO_KEEPALIVE; a

@@ -63,9 +63,10 @@ static void rule_unload(void)
 /*
  * An SDP connect() to @addr: 0, the errno it failed with, or EINPROGRESS
  * if no answer came within WAIT_MS.  Over soft-iWARP a connect whose SYN
- * gets no answer takes the kernel's SYN retries, and so does a close()
- * meanwhile (siw makes its TCP connection within rdma_connect(); sdp(7),
- * "iWARP devices"): one retry, about 3 s, for the test.
+ * gets no answer takes the kernel's SYN retries, and its resources stay
+ * as long after a close() (siw makes its TCP connection within
+ * rdma_connect(); sdp(7), "iWARP devices"): one retry, about 3 s, for
+ * the test.
  */
 static int try_connect(const struct sockaddr_storage *addr)
 {

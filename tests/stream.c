@@ -690,6 +690,87 @@ static void test_connect_no_route(void)
 	close(c);
 }
 
+#define SYN_RETRIES	"/proc/sys/net/ipv4/tcp_syn_retries"
+
+/* Has the socket *(int *)@arg a local port?  For wait_until(). */
+static bool has_local_port(void *arg)
+{
+	struct sockaddr_storage ss;
+
+	local_addr(*(int *)arg, &ss);
+	return sockaddr_port(&ss) != 0;
+}
+
+/*
+ * A connect() that nobody answers holds up neither another socket's
+ * connect() nor its own close(), as TCP's does not.  A socket connects
+ * to an address nobody has on the test link (its SYN or the CM's request
+ * goes unanswered); once that attempt is under way (getsockname() shows
+ * the local address), a second socket connects to a listener within
+ * WAIT_MS, and the first's close() returns within CLOSE_MS; then the
+ * first's resources go.  Over iWARP the request travels over a TCP
+ * connection of the iWARP CM's, which soft-iWARP opens synchronously
+ * until TCP's SYN retries run out (net.ipv4.tcp_syn_retries, 6 here:
+ * two minutes), and which must stall neither the RDMA CM nor the socket;
+ * after the close the retries go down to 1, which TCP's next
+ * retransmission obeys, so that the attempt ends within seconds.
+ */
+static void test_connect_unanswered_blocks_nothing(void)
+{
+	const int close_ms = 1000;
+	struct sockaddr_storage addr, silent;
+	int l, c, c2, s, ev, r;
+	struct rdma_res before, now;
+	unsigned char *last;
+	long long t;
+	char buf[128];
+
+	if (test_is_sdp()) {
+		CHECK(rdma_res_read(&before) == 0, "rdma resource show failed");
+		if (test_device_iwarp())
+			CHECK_OK(write_file(SYN_RETRIES, "6"));
+	}
+	l = net_listener(&addr, 1, 0);
+	silent = addr;
+	last = silent.ss_family == AF_INET6 ?
+	       &((struct sockaddr_in6 *)&silent)->sin6_addr.s6_addr[15] :
+	       (unsigned char *)&((struct sockaddr_in *)&silent)->sin_addr + 3;
+	*last = *last == 99 ? 98 : 99;
+	c = CHECK_OK(test_socket_af(silent.ss_family, SOCK_NONBLOCK));
+	errno = 0;
+	r = connect(c, (struct sockaddr *)&silent, ss_len(&silent));
+	CHECK(r == -1 && errno == EINPROGRESS, "connect to %s: %d %s",
+	      addr_str(&silent), r, errname(errno));
+	CHECK(wait_until(has_local_port, &c, WAIT_MS),
+	      "no local address %d ms after connect()", WAIT_MS);
+
+	c2 = CHECK_OK(test_socket_af(addr.ss_family, SOCK_NONBLOCK));
+	errno = 0;
+	r = connect(c2, (struct sockaddr *)&addr, ss_len(&addr));
+	CHECK(r == 0 || errno == EINPROGRESS, "connect: %d %s", r,
+	      errname(errno));
+	ev = wait_fd(c2, POLLOUT, WAIT_MS);
+	CHECK(ev > 0 && !(ev & (POLLERR | POLLHUP)),
+	      "a connect to a listener, while another waits for an answer: revents %#x after %d ms",
+	      ev, WAIT_MS);
+	s = net_accept(l, WAIT_MS);
+
+	t = now_ms();
+	close(c);
+	t = now_ms() - t;
+	CHECK(t < close_ms, "close() of the unanswered connect took %lld ms",
+	      t);
+	if (test_is_sdp() && test_device_iwarp())
+		CHECK_OK(write_file(SYN_RETRIES, "1"));
+	close(s);
+	close(c2);
+	close(l);
+	if (test_is_sdp())
+		CHECK(rdma_res_wait(&before, &now, WAIT_MS),
+		      "after the close: %s", rdma_res_str(&now, buf,
+							  sizeof(buf)));
+}
+
 /*
  * Bind @c to @src (port 0) and connect it to @dst: the connect must fail
  * at once with @want.  Returns false, with nothing asserted, if @src is
@@ -4178,6 +4259,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_nonblocking_connect),
 	TAP_TEST(test_nonblocking_connect_refused),
 	TAP_TEST(test_connect_no_route),
+	TAP_TEST(test_connect_unanswered_blocks_nothing),
 	TAP_TEST(test_connect_other_family),
 	TAP_TEST(test_connect_loopback_unreachable),
 	TAP_TEST(test_accept4_flags),

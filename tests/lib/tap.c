@@ -83,6 +83,7 @@ static const char *const tap_sysctls[] = {
 	"/proc/sys/net/ipv4/ip_unprivileged_port_start",
 	"/proc/sys/net/ipv4/ip_local_port_range",
 	"/proc/sys/net/ipv4/tcp_orphan_retries",
+	"/proc/sys/net/ipv4/tcp_syn_retries",
 	"/proc/sys/net/core/message_burst",
 };
 

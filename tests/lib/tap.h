@@ -22,6 +22,7 @@
  * default 60, or the SDP_TEST_TIMEOUT environment variable), so a crash,
  * a hang or a failed CHECK ends only that test.  The sysctls a test may
  * change (net.sdp.*, net.ipv4.ip_unprivileged_port_start,
+ * ip_local_port_range, tcp_orphan_retries, tcp_syn_retries,
  * net.core.message_burst) are put back after each test, however it ended.  The first failed CHECK
  * prints a diagnostic ("# file:line: ...") and fails the test; tap_skip()
  * skips it with a reason, which ends the test's line.  The output is TAP
