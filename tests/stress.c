@@ -44,7 +44,11 @@
  * net.sdp.fin_timeout is lowered to 5 s so that closed sockets whose
  * peer stays open are aborted by their timeout during the run, and
  * net.sdp.rx_idle_ms to 50 ms so that receive rings that grew shrink
- * back (and grow again) amid all of it.
+ * back (and grow again) amid all of it.  Over iWARP,
+ * net.ipv4.tcp_syn_retries goes down to 2 (7 s): a connect to an
+ * address nobody has lasts as long as its SYN retries there, also after
+ * the close (soft-iWARP connects synchronously; sdp(7), "iWARP
+ * devices"), and the checks after the storm wait 60 s at most.
  *
  * Bounds.  Every blocking call is bounded: each socket gets SO_RCVTIMEO
  * and SO_SNDTIMEO of 20 ms to 1 s when it is made (accepted sockets get
@@ -152,6 +156,7 @@
 #define FIN_SYSCTL	"/proc/sys/net/sdp/fin_timeout"
 #define RX_IDLE_MS	"50"		/* net.sdp.rx_idle_ms during the storm */
 #define RX_IDLE_SYSCTL	"/proc/sys/net/sdp/rx_idle_ms"
+#define SYN_RETRIES_SYSCTL "/proc/sys/net/ipv4/tcp_syn_retries"
 #define THRESH_SYSCTL	"/proc/sys/net/sdp/zcopy_thresh"
 #define BURST_SYSCTL	"/proc/sys/net/core/message_burst"
 
@@ -2985,6 +2990,9 @@ static void test_stress_storm(void)
 		CHECK(write_file(FIN_SYSCTL, FIN_TIMEOUT) == 0, "%s", FIN_SYSCTL);
 		CHECK(write_file(RX_IDLE_SYSCTL, RX_IDLE_MS) == 0, "%s",
 		      RX_IDLE_SYSCTL);
+		if (S.sdp && test_device_iwarp())
+			CHECK(write_file(SYN_RETRIES_SYSCTL, "2") == 0, "%s",
+			      SYN_RETRIES_SYSCTL);
 		if (read_file(THRESH_SYSCTL, buf, sizeof(buf)) == 0 &&
 		    atoi(buf) > 0)
 			S.thresh = atoi(buf);
@@ -3092,6 +3100,13 @@ static void test_stress_drains(void)
 
 	need_storm();
 	alarm(left > 3 * DRAIN_MS / 1000 + 60 ? left : 3 * DRAIN_MS / 1000 + 60);
+	/*
+	 * Again: the runner put it back after the storm, and TCP reads it
+	 * at each retransmission.
+	 */
+	if (S.sdp && test_device_iwarp())
+		CHECK(write_file(SYN_RETRIES_SYSCTL, "2") == 0, "%s",
+		      SYN_RETRIES_SYSCTL);
 	if (!wait_until(sockets_at_base, NULL, DRAIN_MS)) {
 		FILE *f = fopen("/proc/net/sdp", "re");
 
