@@ -707,7 +707,7 @@ static bool has_local_port(void *arg)
  * to an address nobody has on the test link (its SYN or the CM's request
  * goes unanswered); once that attempt is under way (getsockname() shows
  * the local address), a second socket connects to a listener within
- * WAIT_MS, and the first's close() returns within CLOSE_MS; then the
+ * WAIT_MS, and the first's close() returns within a second; then the
  * first's resources go.  Over iWARP the request travels over a TCP
  * connection of the iWARP CM's, which soft-iWARP opens synchronously
  * until TCP's SYN retries run out (net.ipv4.tcp_syn_retries, 6 here:

@@ -2990,7 +2990,7 @@ static void test_stress_storm(void)
 		CHECK(write_file(FIN_SYSCTL, FIN_TIMEOUT) == 0, "%s", FIN_SYSCTL);
 		CHECK(write_file(RX_IDLE_SYSCTL, RX_IDLE_MS) == 0, "%s",
 		      RX_IDLE_SYSCTL);
-		if (S.sdp && test_device_iwarp())
+		if (test_device_iwarp())
 			CHECK(write_file(SYN_RETRIES_SYSCTL, "2") == 0, "%s",
 			      SYN_RETRIES_SYSCTL);
 		if (read_file(THRESH_SYSCTL, buf, sizeof(buf)) == 0 &&
