@@ -74,12 +74,14 @@ void tap_skip(const char *fmt, ...)
 }
 
 /*
- * Sysctls a test may change: the runner puts them back after every test,
- * whether it passed, failed or timed out, so that one test's settings do
- * not leak into the next.  Directories stand for every file in them.
+ * Sysctls a test may change, and the module's fault injection
+ * (sdp_fault.c): the runner puts them back after every test, whether it
+ * passed, failed or timed out, so that one test's settings do not leak
+ * into the next.  Directories stand for every file in them.
  */
 static const char *const tap_sysctls[] = {
 	"/proc/sys/net/sdp",
+	"/sys/kernel/debug/sdp",
 	"/proc/sys/net/ipv4/ip_unprivileged_port_start",
 	"/proc/sys/net/ipv4/ip_local_port_range",
 	"/proc/sys/net/ipv4/tcp_orphan_retries",
@@ -147,17 +149,20 @@ static void tap_restore_sysctls(void)
 	for (i = 0; i < tap_nsaved; i++) {
 		ssize_t n;
 
-		fd = open(tap_saved[i].path, O_RDWR | O_CLOEXEC);
+		fd = open(tap_saved[i].path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		n = read(fd, now, sizeof(now));
-		if (n != tap_saved[i].len ||
-		    memcmp(now, tap_saved[i].val, n)) {
-			if (pwrite(fd, tap_saved[i].val, tap_saved[i].len, 0) !=
-			    tap_saved[i].len)
-				tap_diag("could not restore %s", tap_saved[i].path);
-		}
 		close(fd);
+		if (n == tap_saved[i].len && !memcmp(now, tap_saved[i].val, n))
+			continue;
+		/* A fresh descriptor: debugfs files cannot seek (pwrite). */
+		fd = open(tap_saved[i].path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, tap_saved[i].val, tap_saved[i].len) !=
+			      tap_saved[i].len)
+			tap_diag("could not restore %s", tap_saved[i].path);
+		if (fd >= 0)
+			close(fd);
 	}
 }
 
