@@ -15,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "sdp_wire.h"
+#include "sdp_zc_pace.h"
 
 struct rdma_cm_id;
 struct sdp_device;
@@ -267,6 +268,11 @@ enum {
  * @slot: send ring index of its SrcAvail; under sdp_sock::lock
  * @reg_cqe: completion of the REG_MR (only errors complete)
  * @inv_cqe: completion of the LOCAL_INV
+ * @declines: our advertisements in a row the peer declined (SendSM, not
+ *	as the answer to our SrcAvailCancel), up to SDP_ZC_HOLD_AFTER;
+ *	under lock_sock()
+ * @held: after SDP_ZC_HOLD_AFTER of them, nothing is advertised until
+ *	@hold_until (SDP_ZC_HOLD); both under lock_sock()
  */
 struct sdp_zc_tx {
 	unsigned long flags;
@@ -276,6 +282,9 @@ struct sdp_zc_tx {
 	unsigned int slot;
 	struct ib_cqe reg_cqe;
 	struct ib_cqe inv_cqe;
+	u8 declines;
+	bool held;
+	unsigned long hold_until;
 };
 
 /**
@@ -293,8 +302,11 @@ struct sdp_zc_tx {
  * @rd_pages: pages one RDMA read may cover: as many read work requests
  *	as the send queue holds besides the rest (sdp_conn_setup());
  *	set before the connection is used, read-only after
+ * @pace: how slow our recent reads were (sdp_zc_pace.h); under lock_sock()
+ * @slow_until: while @pace.backoff_ms, advertisements are declined until
+ *	then; under lock_sock()
  *
- * All under sdp_sock::lock, except @rd_pages.
+ * All under sdp_sock::lock, except @rd_pages, @pace and @slow_until.
  */
 struct sdp_zc_rx {
 	unsigned long flags;
@@ -306,6 +318,8 @@ struct sdp_zc_rx {
 	int rd_err;
 	struct ib_cqe rd_cqe;
 	u32 rd_pages;
+	struct sdp_zc_pace pace;
+	unsigned long slow_until;
 };
 
 /**

@@ -30,6 +30,13 @@
  *	the CQ must not go from under it (tests/rdma.c,
  *	test_teardown_races_cq_poll).
  *
+ *   /sys/kernel/debug/sdp/zc_read_delay_ms (0..3000, initially 0)
+ *	a reader that RDMA-reads a peer's advertisement sleeps this long
+ *	after posting each read, so that the read takes as long as one
+ *	the transport had to retry on a lossy link: the reader must stop
+ *	reading advertisements for a while (tests/zcopy.c,
+ *	test_slow_reads_go_buffered).
+ *
  * Without CONFIG_DEBUG_FS there are no files and nothing fails.
  */
 #include <linux/atomic.h>
@@ -42,6 +49,7 @@
 bool sdp_fail_rx_alloc;
 u32 sdp_close_delay_us;
 u32 sdp_cq_rearm_delay_us;
+u32 sdp_zc_read_delay_ms;
 atomic_t sdp_close_pausing = ATOMIC_INIT(0);
 
 /* Before a device removal begins: see close_delay_us above. */
@@ -66,6 +74,8 @@ void sdp_fault_init(void)
 			   &sdp_close_delay_us);
 	debugfs_create_u32("cq_rearm_delay_us", 0600, sdp_debugfs,
 			   &sdp_cq_rearm_delay_us);
+	debugfs_create_u32("zc_read_delay_ms", 0600, sdp_debugfs,
+			   &sdp_zc_read_delay_ms);
 }
 
 void sdp_fault_exit(void)

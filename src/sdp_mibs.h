@@ -79,6 +79,8 @@ SDP_MIB(ZCOPY_FALLBACKS, "ZcopyFallbacks")	/* not pinnable: buffered */
 SDP_MIB(ZCOPY_RINV_TX, "ZcopyRemoteInvTx")	/* RdmaRdCompl + Invalidate */
 SDP_MIB(ZCOPY_RINV_RX, "ZcopyRemoteInvRx")	/* our key invalidated */
 SDP_MIB(ZCOPY_TX_SPLICED_BYTES, "ZcopyTxSplicedBytes")	/* of sendfile() */
+SDP_MIB(ZCOPY_SLOW_READS, "ZcopySlowReads")	/* as if retried: sdp_zc_pace.h */
+SDP_MIB(ZCOPY_BACKOFFS, "ZcopyBackoffs")	/* ... so reads stopped a while */
 /* control messages and flow control */
 SDP_MIB(CREDIT_UPDATES_TX, "CreditUpdatesTx")
 SDP_MIB(CREDIT_UPDATES_RX, "CreditUpdatesRx")

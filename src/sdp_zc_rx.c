@@ -14,7 +14,9 @@
  * the peer allowed it), and the reader, woken after, accounts them in
  * the stream and unpins.  A reader that peeks, drops (MSG_TRUNC), reads
  * into kernel memory, or cannot pin answers SendSM instead, and the
- * sender's remainder arrives as Data.
+ * sender's remainder arrives as Data.  So does one whose recent reads
+ * took as long as retried ones, for a back-off (sdp_zc_pace.h: a lossy
+ * link costs zero-copy a timeout per lost packet).
  */
 #include <linux/mm.h>
 #include <linux/sizes.h>
@@ -28,6 +30,7 @@
 #include "sdp_conn.h"
 #include "sdp_ctrl.h"
 #include "sdp_dev.h"
+#include "sdp_fault.h"
 #include "sdp_proto.h"
 #include "sdp_rx.h"
 #include "sdp_stats.h"
@@ -148,6 +151,39 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 	sdp_tx_try_control(ssk);
 }
 
+/*
+ * Our reads were slow (sdp_zc_pace.h): advertisements are declined until
+ * the back-off ends.  lock_sock() held.
+ */
+static bool sdp_zc_rx_paced(const struct sdp_sock *ssk)
+{
+	return ssk->conn.zc_rx.pace.backoff_ms &&
+	       time_before(jiffies, ssk->conn.zc_rx.slow_until);
+}
+
+/*
+ * Account our read of @len bytes posted at @start.  Returns
+ * true when it starts a back-off.  lock_sock() and ssk->lock held.
+ */
+static bool sdp_zc_rx_timed(struct sdp_sock *ssk, u32 len, ktime_t start)
+{
+	s64 delta = ktime_us_delta(ktime_get(), start);
+	u32 us = clamp_t(s64, delta, 0, U32_MAX);
+	struct sdp_zc_pace *pace = &ssk->conn.zc_rx.pace;
+	struct net *net = sock_net(&ssk->sk);
+	u32 backoff;
+
+	sock_owned_by_me(&ssk->sk);
+	if (sdp_zc_read_slow(len, us, pace->rate))
+		SDP_INC_STATS(net, SDP_MIB_ZCOPY_SLOW_READS);
+	backoff = sdp_zc_pace_read(pace, len, us);
+	if (!backoff)
+		return false;
+	ssk->conn.zc_rx.slow_until = jiffies + msecs_to_jiffies(backoff);
+	SDP_INC_STATS(net, SDP_MIB_ZCOPY_BACKOFFS);
+	return true;
+}
+
 /* The reader cannot take the advertisement @b: SendSM. */
 static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
 {
@@ -196,7 +232,9 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	struct sdp_srcah *sa = b->data + sizeof(struct sdp_bsdh);
 	struct rdma_rw_ctx ctx;
 	struct sdp_zc_pages zp;
+	ktime_t start = 0;
 	unsigned long base;
+	bool slow;
 	u64 vaddr;
 	u32 port, rkey, gen;
 	size_t seg;
@@ -229,7 +267,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		lock_sock(sk);
 		return 0;
 	}
-	if ((flags & (MSG_PEEK | MSG_TRUNC)) ||
+	if ((flags & (MSG_PEEK | MSG_TRUNC)) || sdp_zc_rx_paced(ssk) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &base, &seg))
 		return sdp_zc_recv_decline(ssk, b);
 
@@ -283,6 +321,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		clear_bit(SDP_ZR_RD_ERR, &ssk->conn.zc_rx.flags);
 		ssk->conn.zc_rx.rd_err = 0;
 		ssk->conn.zc_rx.rd_len = len;
+		start = ktime_get();
 		ret = rdma_rw_ctx_post(&ctx, ssk->conn.qp, port, &ssk->conn.zc_rx.rd_cqe,
 				       NULL);
 		if (!ret) {
@@ -291,8 +330,10 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		}
 	}
 	spin_unlock_bh(&ssk->lock);
-	if (!ret)
+	if (!ret) {
+		sdp_fault_zc_read_delay();
 		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->conn.zc_rx.flags);
+	}
 	rdma_rw_ctx_destroy(&ctx, ssk->conn.qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
 			    DMA_FROM_DEVICE);
 	sdp_zc_unpin(&zp);
@@ -320,14 +361,17 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 				 SDP_ABORT_REASON_PROTO, ret);
 	} else if (!test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		/* sdp_zc_rd_report() has told the peer already. */
+		slow = sdp_zc_rx_timed(ssk, len, start);
 		b->off += len;
 		ssk->conn.rx_bytes -= len;
 		sdp_rx_urg_advance(ssk, len);
 		sdp_stat_rdma_read(ssk, len);
 		sdp_stat_zcopy_rx(ssk, len);
+		/* A read that looks retried: the rest goes buffered too. */
 		if (b->off == b->len)
 			sdp_rx_consumed(ssk, b);
-		else if (test_bit(SDP_ZR_RX_CANCEL, &ssk->conn.zc_rx.flags))
+		else if (slow ||
+			 test_bit(SDP_ZR_RX_CANCEL, &ssk->conn.zc_rx.flags))
 			sdp_zc_rx_decline(ssk);
 		sdp_tx_try_control(ssk);
 		ret = len;

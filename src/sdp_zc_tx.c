@@ -23,7 +23,9 @@
  * key invalidated and the pages unpinned: by the peer, whose last
  * RdmaRdCompl is a SEND with Invalidate of the key when we allowed that
  * in the Hello (SDP_HF_RINV), or else by us (IB_WR_LOCAL_INV, waited
- * for; the MR is destroyed if that fails).
+ * for; the MR is destroyed if that fails).  A peer that declined
+ * SDP_ZC_HOLD_AFTER advertisements in a row gets none for SDP_ZC_HOLD:
+ * sends go buffered.
  *
  * A nonblocking MSG_ZEROCOPY send (sdp_zc_send_async()) does the same
  * without waiting: it returns once its pages are pinned and mapped, and
@@ -63,6 +65,55 @@
  */
 #define SDP_ZC_ADVERT_MAX	(4 * HZ)
 
+/*
+ * A peer that declined our last advertisements (SendSM) is likely to
+ * decline the next one too: its reads were slow (sdp_zc_pace.h), it
+ * peeks, or it cannot pin.  Advertising again costs a round trip (and on
+ * Soft-RoCE an idle send queue first), so after SDP_ZC_HOLD_AFTER
+ * declines in a row, sends go buffered for SDP_ZC_HOLD.  A reader that
+ * peeks now and then declines one advertisement here and there and
+ * holds nothing (with two, one reader peeking at one read in eight cut
+ * the bytes sent zero-copy to a third in tests/zcopy.c's
+ * test_mixed_integrity).
+ */
+#define SDP_ZC_HOLD_AFTER	4
+#define SDP_ZC_HOLD		HZ
+
+/*
+ * Our advertisement is over: count a decline that was not the answer
+ * to our SrcAvailCancel, and hold the next ones after enough in a row.
+ * lock_sock() and ssk->lock held.
+ */
+static void sdp_zc_tx_ended(struct sdp_sock *ssk)
+{
+	struct sdp_zc_tx *zt = &ssk->conn.zc_tx;
+
+	sock_owned_by_me(&ssk->sk);
+	if (test_bit(SDP_ZT_CANCEL_SENT, &zt->flags))
+		return;
+	if (!test_bit(SDP_ZT_SENDSM, &zt->flags)) {
+		zt->declines = 0;
+		return;
+	}
+	/* Until one is read, each decline after the hold renews it. */
+	if (zt->declines < SDP_ZC_HOLD_AFTER)
+		zt->declines++;
+	if (zt->declines < SDP_ZC_HOLD_AFTER)
+		return;
+	zt->held = true;
+	zt->hold_until = jiffies + SDP_ZC_HOLD;
+}
+
+/* Are our advertisements held (sdp_zc_tx_ended())?  lock_sock() held. */
+static bool sdp_zc_held(struct sdp_sock *ssk)
+{
+	sock_owned_by_me(&ssk->sk);
+	if (ssk->conn.zc_tx.held &&
+	    time_after_eq(jiffies, ssk->conn.zc_tx.hold_until))
+		ssk->conn.zc_tx.held = false;
+	return ssk->conn.zc_tx.held;
+}
+
 /* Does this send go zero-copy (at least for its next segment)? */
 bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo)
 {
@@ -71,7 +122,7 @@ bool sdp_zc_eligible(struct sock *sk, struct msghdr *msg, long timeo)
 	size_t len;
 
 	/* A nonblocking send never waits for a peer to read. */
-	if (!ssk->zc_thresh || !timeo)
+	if (!ssk->zc_thresh || !timeo || sdp_zc_held(ssk))
 		return false;
 	if (!sdp_iter_user_seg(&msg->msg_iter, &base, &len))
 		return false;
@@ -402,6 +453,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	rinv = test_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
 	if (test_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags) || stalled)
 		*fallback = true;
+	sdp_zc_tx_ended(ssk);
 	ssk->conn.zc_tx.len = 0;
 	ssk->conn.zc_tx.acked = 0;
 	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
@@ -555,7 +607,7 @@ size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 	u32 len;
 	int err;
 
-	if (!*note || !ssk->zc_thresh ||
+	if (!*note || !ssk->zc_thresh || sdp_zc_held(ssk) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &base, &seg) ||
 	    seg < ssk->zc_thresh)
 		return 0;
@@ -745,7 +797,7 @@ size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more)
 	sock_owned_by_me(sk);
 	if (za)
 		prev = &za->bvec[za->nr_bvec - 1];
-	if (!ssk->zc_thresh || !iov_iter_is_bvec(from) ||
+	if (!ssk->zc_thresh || sdp_zc_held(ssk) || !iov_iter_is_bvec(from) ||
 	    !sdp_zc_splice_pages(from, prev, NULL, 0) ||
 	    !sdp_zc_splice_room(ssk))
 		goto seal;
@@ -975,6 +1027,7 @@ static bool sdp_zc_async_advert_end(struct sdp_sock *ssk,
 	spin_lock_bh(&ssk->lock);
 	za->acked = ssk->conn.zc_tx.acked;
 	rinv = test_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
+	sdp_zc_tx_ended(ssk);
 	ssk->conn.zc_tx.len = 0;
 	ssk->conn.zc_tx.acked = 0;
 	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sdp_wire.h"
+#include "sdp_zc_pace.h"
 #include "tap.h"
 
 /* @got must equal @want exactly. */
@@ -865,6 +866,98 @@ static void test_flow_overrun(void)
 	EQ(a.rx_mseq_limit, 1);
 }
 
+/*
+ * A read is slow past 400 ms plus its length at 16 MB/s, whatever the
+ * connection's rate; or past four times that rate's time plus 50 ms.
+ */
+static void test_zc_read_slow(void)
+{
+	const u32 mib = 1 << 20;
+
+	EQ(sdp_zc_read_slow(0, 400000, 0), false);
+	EQ(sdp_zc_read_slow(0, 400001, 0), true);
+	/* 1 MiB: 64 ms more; 0.5 s (one retry on 6.12's Soft-RoCE) is slow. */
+	EQ(sdp_zc_read_slow(mib, 464000, 0), false);
+	EQ(sdp_zc_read_slow(mib, 464001, 0), true);
+	/* A healthy read on the slowest bed measured (a few MB/s) is not. */
+	EQ(sdp_zc_read_slow(mib, 250000, 0), false);
+	EQ(sdp_zc_read_slow(U32_MAX, U32_MAX, 0), true);
+	EQ(sdp_zc_read_slow(U32_MAX, 0, 0), false);
+	/* 1 ms per 64 KiB: 1 MiB in 16 ms; slow past 4 * 16 + 50 ms. */
+	EQ(sdp_zc_read_slow(mib, 114000, 1000), false);
+	EQ(sdp_zc_read_slow(mib, 114001, 1000), true);
+	/* Short reads: the margin dominates. */
+	EQ(sdp_zc_read_slow(4096, 50248, 1000), false);	/* 4 * 62 us */
+	EQ(sdp_zc_read_slow(4096, 50249, 1000), true);
+	/* The absolute bound holds at any rate. */
+	EQ(sdp_zc_read_slow(mib, 464001, U32_MAX), true);
+	EQ(sdp_zc_read_slow(U32_MAX, U32_MAX, U32_MAX), true);
+}
+
+/*
+ * Two slow reads in a row start a back-off of 1 s; a slow probe after
+ * it doubles it at once, up to 64 s; one read that is not slow ends it.
+ */
+static void test_zc_pace(void)
+{
+	struct sdp_zc_pace p = { 0 };
+	const u32 slow = 1000000, fast = 10000, len = 128 * 1024;
+	u32 want = SDP_ZC_BACKOFF_MIN_MS;
+	int i;
+
+	EQ(sdp_zc_pace_read(&p, len, slow), 0);
+	EQ(sdp_zc_pace_read(&p, len, fast), 0);		/* not in a row */
+	EQ(p.run, 0);
+	EQ(p.rate, 5000);
+	EQ(sdp_zc_pace_read(&p, len, slow), 0);
+	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_MIN_MS);
+	for (i = 0; i < 10; i++) {
+		want = want * 2 > SDP_ZC_BACKOFF_MAX_MS ? SDP_ZC_BACKOFF_MAX_MS :
+							  want * 2;
+		EQ(sdp_zc_pace_read(&p, len, slow), want);
+	}
+	EQ(want, SDP_ZC_BACKOFF_MAX_MS);
+	EQ(p.rate, 5000);		/* slow reads teach nothing */
+	EQ(sdp_zc_pace_read(&p, len, fast), 0);
+	EQ(p.backoff_ms, 0);
+	EQ(p.run, 0);
+	/* After a fast read, one slow read alone starts nothing. */
+	EQ(sdp_zc_pace_read(&p, len, slow), 0);
+	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_MIN_MS);
+}
+
+/*
+ * The rate follows the fastest reads at once and the slower ones that
+ * are not slow by an eighth of the difference: a host that gets busier
+ * step by step is not taken for a lossy link, where a read suddenly
+ * several times slower (a go-back-N retry) is.  Short reads teach nothing.
+ */
+static void test_zc_pace_rate(void)
+{
+	struct sdp_zc_pace p = { 0 };
+	const u32 len = 512 * 1024;	/* 8 units of 64 KiB */
+	u32 us = 16000;			/* 2 ms per unit */
+	int i;
+
+	EQ(sdp_zc_pace_read(&p, 4096, 100), 0);
+	EQ(p.rate, 0);
+	EQ(sdp_zc_pace_read(&p, len, us), 0);
+	EQ(p.rate, 2000);
+	EQ(sdp_zc_pace_read(&p, len, 8000), 0);
+	EQ(p.rate, 1000);
+	EQ(sdp_zc_pace_read(&p, len, 24000), 0);
+	EQ(p.rate, 1000 + 2000 / 8);
+	/* Three times the rate each round, within the factor: never slow. */
+	for (i = 0; i < 10; i++) {
+		us = p.rate * 8 * 3;
+		EQ(sdp_zc_pace_read(&p, len, us), 0);
+		EQ(p.run, 0);
+	}
+	EQ(p.rate > 8 * 1250, true);	/* it followed: 1.25 times a round */
+	/* Then a read six times the rate's time: slow. */
+	EQ(sdp_zc_read_slow(len, p.rate * 8 * 6 + 50000, p.rate), true);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_wire_sizes),
 	TAP_TEST(test_mseq_after),
@@ -893,6 +986,9 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_srcavail_credit_ok),
 	TAP_TEST(test_flow_model),
 	TAP_TEST(test_flow_overrun),
+	TAP_TEST(test_zc_read_slow),
+	TAP_TEST(test_zc_pace),
+	TAP_TEST(test_zc_pace_rate),
 };
 
 TAP_MAIN(tests)

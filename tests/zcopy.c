@@ -451,6 +451,110 @@ static void test_large_after_small_on_fresh(void)
 	close(s);
 }
 
+#define ZC_READ_DELAY	"/sys/kernel/debug/sdp/zc_read_delay_ms"
+
+/*
+ * Every RDMA read of an advertisement takes @ms longer from now on, as a
+ * read the transport retried does (sdp_fault.c).  Skips without it.
+ */
+static void zc_read_delay(unsigned int ms)
+{
+	char v[16];
+
+	TAP_SKIP_IF_HOST("every zero-copy read on the host would be slowed");
+	if (access(ZC_READ_DELAY, W_OK))
+		tap_skip("no %s: %s", ZC_READ_DELAY, strerror(errno));
+	snprintf(v, sizeof(v), "%u", ms);
+	CHECK(write_file(ZC_READ_DELAY, v) == 0, "write %s: %s", ZC_READ_DELAY,
+	      strerror(errno));
+}
+
+/* One send of @len bytes, read by a thread; its zero-copy bytes. */
+static uint64_t send_read_one(int c, int s, size_t len, uint64_t seed)
+{
+	struct reader r = { .fd = s, .seed = seed, .want = len };
+	uint64_t zc0 = info(c).sdpi_zcopy_tx_bytes;
+	pthread_t t;
+
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	send_one(c, len, seed, 0);
+	reader_join(t, &r);
+	return info(c).sdpi_zcopy_tx_bytes - zc0;
+}
+
+/*
+ * RDMA reads as slow as the transport's retries make them on a lossy
+ * link (each read here takes 0.7 s longer, zc_read_delay()): after two
+ * in a row the reader declines advertisements for a while (SendSM), the
+ * sender stops advertising once declined four times in a row, and the
+ * bytes go buffered.  Eight 1 MiB sends: at most three are read
+ * zero-copy (two, and a probe on a machine slow enough for the first
+ * back-off to end), at most six advertised.  Then the reads are fast
+ * again, and within the back-off (1 s, doubling while probes stay slow)
+ * and the sender's hold (1 s) zero-copy comes back: a whole send goes
+ * zero-copy.
+ */
+static void test_slow_reads_go_buffered(void)
+{
+	const size_t len = zc_len();
+	struct reader r = { .seed = 61, .want = 8 * len };
+	long long slow0, back0, end;
+	struct sdp_info ci, si;
+	uint64_t off = 0, zc = 0;
+	pthread_t t;
+	int c, s, i;
+
+	need_sdp();
+	zc_read_delay(700);
+	/* Checked after the path, which is what matters: */
+	slow0 = sdp_stat("ZcopySlowReads");
+	back0 = sdp_stat("ZcopyBackoffs");
+	net_pair(&c, &s);
+	r.fd = s;
+	CHECK(!pthread_create(&t, NULL, reader_fn, &r), "pthread_create");
+	for (i = 0; i < 8; i++, off += len)
+		send_one(c, len, 61, off);
+	reader_join(t, &r);
+	ci = info(c);
+	si = info(s);
+	tap_diag("slow reads: %llu of %zu bytes zero-copy in %llu SrcAvail, %llu SendSM; %lld slow reads, %lld back-offs",
+		 (unsigned long long)ci.sdpi_zcopy_tx_bytes, 8 * len,
+		 (unsigned long long)ci.sdpi_srcavail_tx,
+		 (unsigned long long)ci.sdpi_sendsm_rx,
+		 sdp_stat("ZcopySlowReads") - slow0,
+		 sdp_stat("ZcopyBackoffs") - back0);
+	CHECK(ci.sdpi_zcopy_tx_bytes <= 3 * len &&
+	      ci.sdpi_bcopy_tx_bytes == 8 * len - ci.sdpi_zcopy_tx_bytes,
+	      "%llu bytes zero-copy, %llu buffered: slow reads did not move the sender to the buffered path",
+	      (unsigned long long)ci.sdpi_zcopy_tx_bytes,
+	      (unsigned long long)ci.sdpi_bcopy_tx_bytes);
+	CHECK(ci.sdpi_srcavail_tx <= 6 && ci.sdpi_sendsm_rx >= 4 &&
+	      si.sdpi_sendsm_tx == ci.sdpi_sendsm_rx,
+	      "%llu SrcAvail, %llu SendSM received, %llu sent",
+	      (unsigned long long)ci.sdpi_srcavail_tx,
+	      (unsigned long long)ci.sdpi_sendsm_rx,
+	      (unsigned long long)si.sdpi_sendsm_tx);
+	CHECK(stat_value("ZcopySlowReads") - slow0 >= 2 &&
+	      stat_value("ZcopyBackoffs") - back0 >= 1,
+	      "ZcopySlowReads +%lld, ZcopyBackoffs +%lld",
+	      stat_value("ZcopySlowReads") - slow0,
+	      stat_value("ZcopyBackoffs") - back0);
+
+	/* The link is clean again: zero-copy comes back. */
+	zc_read_delay(0);
+	end = now_ms() + WAIT_MS;
+	for (i = 0; zc < len && now_ms() < end; i++) {
+		usleep(250 * 1000);
+		zc = send_read_one(c, s, len, 62 + i);
+	}
+	tap_diag("zero-copy again after %d sends", i);
+	CHECK(zc == len, "no send went zero-copy within %d ms of fast reads (last: %llu of %zu bytes)",
+	      WAIT_MS, (unsigned long long)zc, len);
+	close(c);
+	close(s);
+	expect_unpinned();
+}
+
 /* ---- Two threads ---- */
 
 struct rec_hdr {
@@ -2300,6 +2404,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_mixed_integrity),
 	TAP_TEST(test_small_large_alternate),
 	TAP_TEST(test_large_after_small_on_fresh),
+	TAP_TEST(test_slow_reads_go_buffered),
 	TAP_TEST(test_two_threads),
 	TAP_TEST(test_nonblocking_send),
 	TAP_TEST(test_msg_zerocopy_codes),

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sockets Direct Protocol -- when zero-copy gives way to the buffered
+ * path: the reader's rule about slow RDMA reads, as pure functions.
+ *
+ * Copyright (C) 2026 The SDP for Linux authors
+ *
+ * On a lossy link an RC transport retries an RDMA Read only when its
+ * local ACK timeout expires (0.5 s on 6.12's Soft-RoCE, 2.1 s on 6.1's,
+ * tens of milliseconds and more on adapters), and a read response that
+ * arrives out of sequence is dropped until then; a SEND train is
+ * repaired at the next packet's NAK instead.  So one lost packet costs a
+ * zero-copy transfer a timeout where it costs the buffered path almost
+ * nothing, and at 1% loss nearly every large read pays one.
+ *
+ * The reader, which alone sees its reads, times each one from post to
+ * completion (sdp_zc_recv()).  A read is slow, as if retried, when it
+ * took longer than SDP_ZC_SLOW_BASE_MS plus its length at
+ * SDP_ZC_SLOW_BYTES_PER_MS (no link is that slow otherwise: a retry after
+ * the ACK timeout), or longer than SDP_ZC_SLOW_FACTOR times what the
+ * connection's recent fast reads took for as many bytes, plus
+ * SDP_ZC_SLOW_MARGIN_MS (a transport that retries at the first gap, as
+ * 6.12's Soft-RoCE does for read responses, resends the rest of the read
+ * from there: one loss multiplies the read's time without a timeout).
+ * Reads are timed in microseconds; only reads of at least
+ * SDP_ZC_PACE_MIN_LEN teach the connection its rate, which follows the
+ * fastest reads and drifts up with the others that are not slow, so that
+ * a host that gets busier gradually is not taken for a lossy link.
+ *
+ * After SDP_ZC_SLOW_RUN slow reads in a row the reader declines
+ * advertisements (SendSM, the spec's request for the buffered path) for a
+ * back-off of SDP_ZC_BACKOFF_MIN_MS, doubled, up to SDP_ZC_BACKOFF_MAX_MS,
+ * each time the read of the first advertisement after it (the probe) is
+ * slow again; one read that is not slow ends it.  The sender, declined
+ * SDP_ZC_HOLD_AFTER times in a row, stops advertising for SDP_ZC_HOLD
+ * (sdp_zc_tx.c), so the back-off costs a declined advertisement, one
+ * round trip, a second.
+ *
+ * tests/unit.c checks these without a guest (make unit); the header
+ * builds in the kernel and, through tests/unit/kcompat.h, in user space.
+ */
+#ifndef _SDP_ZC_PACE_H
+#define _SDP_ZC_PACE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include "kcompat.h"
+#endif
+
+#define SDP_ZC_SLOW_BASE_MS		400
+#define SDP_ZC_SLOW_BYTES_PER_MS	16384	/* 16 MB/s */
+#define SDP_ZC_SLOW_FACTOR		4
+#define SDP_ZC_SLOW_MARGIN_MS		50
+#define SDP_ZC_PACE_MIN_LEN		65536	/* 1 << 16 */
+#define SDP_ZC_SLOW_RUN			2
+#define SDP_ZC_BACKOFF_MIN_MS		1000
+#define SDP_ZC_BACKOFF_MAX_MS		64000
+
+/**
+ * struct sdp_zc_pace - the reader's record of its recent RDMA reads
+ * @run: slow reads in a row
+ * @backoff_ms: the back-off last started; 0 while reads are fast
+ * @rate: microseconds per SDP_ZC_PACE_MIN_LEN bytes of the connection's
+ *	recent fast reads; 0 before the first one
+ */
+struct sdp_zc_pace {
+	u32 run;
+	u32 backoff_ms;
+	u32 rate;
+};
+
+/*
+ * Microseconds per SDP_ZC_PACE_MIN_LEN bytes of a read of @len (at least
+ * that many) in @us.
+ */
+static inline u32 sdp_zc_read_rate(u32 len, u32 us)
+{
+	return us / (len / SDP_ZC_PACE_MIN_LEN);
+}
+
+/*
+ * Did a read of @len bytes that took @us microseconds wait for a retry,
+ * on a connection whose recent reads went at @rate (0: unknown)?
+ */
+static inline bool sdp_zc_read_slow(u32 len, u32 us, u32 rate)
+{
+	u64 limit = (SDP_ZC_SLOW_BASE_MS + len / SDP_ZC_SLOW_BYTES_PER_MS) *
+		    1000ULL;
+
+	if (us > limit)
+		return true;
+	if (!rate)
+		return false;
+	limit = ((u64)rate * len >> 16) * SDP_ZC_SLOW_FACTOR +
+		SDP_ZC_SLOW_MARGIN_MS * 1000;
+	return us > limit;
+}
+
+/* A read that was not slow: the connection's rate follows it. */
+static inline void sdp_zc_pace_learn(struct sdp_zc_pace *p, u32 len, u32 us)
+{
+	u32 r;
+
+	if (len < SDP_ZC_PACE_MIN_LEN)
+		return;
+	r = sdp_zc_read_rate(len, us);
+	if (!p->rate || r < p->rate)
+		p->rate = r;
+	else
+		p->rate += (r - p->rate) / 8;
+}
+
+/*
+ * Account a read of @len bytes that took @us.  Returns the back-off to
+ * start now, in ms, during which advertisements are declined; 0 for none.
+ */
+static inline u32 sdp_zc_pace_read(struct sdp_zc_pace *p, u32 len, u32 us)
+{
+	if (!sdp_zc_read_slow(len, us, p->rate)) {
+		sdp_zc_pace_learn(p, len, us);
+		p->run = 0;
+		p->backoff_ms = 0;
+		return 0;
+	}
+	if (p->run < SDP_ZC_SLOW_RUN)
+		p->run++;
+	/* A slow probe after a back-off starts the next one at once. */
+	if (p->run < SDP_ZC_SLOW_RUN && !p->backoff_ms)
+		return 0;
+	if (!p->backoff_ms)
+		p->backoff_ms = SDP_ZC_BACKOFF_MIN_MS;
+	else if (p->backoff_ms < SDP_ZC_BACKOFF_MAX_MS / 2)
+		p->backoff_ms *= 2;
+	else
+		p->backoff_ms = SDP_ZC_BACKOFF_MAX_MS;
+	return p->backoff_ms;
+}
+
+#endif /* _SDP_ZC_PACE_H */
