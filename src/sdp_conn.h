@@ -272,7 +272,7 @@ enum {
  *	as the answer to our SrcAvailCancel), up to SDP_ZC_HOLD_AFTER;
  *	under lock_sock()
  * @held: after SDP_ZC_HOLD_AFTER of them, nothing is advertised until
- *	@hold_until (SDP_ZC_HOLD); both under lock_sock()
+ *	@hold_until (SDP_ZC_HOLD, jiffies64); both under lock_sock()
  */
 struct sdp_zc_tx {
 	unsigned long flags;
@@ -284,7 +284,7 @@ struct sdp_zc_tx {
 	struct ib_cqe inv_cqe;
 	u8 declines;
 	bool held;
-	unsigned long hold_until;
+	u64 hold_until;
 };
 
 /**
@@ -302,9 +302,10 @@ struct sdp_zc_tx {
  * @rd_pages: pages one RDMA read may cover: as many read work requests
  *	as the send queue holds besides the rest (sdp_conn_setup());
  *	set before the connection is used, read-only after
+ * @rd_end: when the RDMA read in flight completed (SDP_ZR_RD_DONE)
  * @pace: how slow our recent reads were (sdp_zc_pace.h); under lock_sock()
  * @slow_until: while @pace.backoff_ms, advertisements are declined until
- *	then; under lock_sock()
+ *	then (jiffies64); under lock_sock()
  *
  * All under sdp_sock::lock, except @rd_pages, @pace and @slow_until.
  */
@@ -318,8 +319,9 @@ struct sdp_zc_rx {
 	int rd_err;
 	struct ib_cqe rd_cqe;
 	u32 rd_pages;
+	ktime_t rd_end;
 	struct sdp_zc_pace pace;
-	unsigned long slow_until;
+	u64 slow_until;
 };
 
 /**

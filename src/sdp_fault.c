@@ -31,11 +31,11 @@
  *	test_teardown_races_cq_poll).
  *
  *   /sys/kernel/debug/sdp/zc_read_delay_ms (0..3000, initially 0)
- *	a reader that RDMA-reads a peer's advertisement sleeps this long
- *	after posting each read, so that the read takes as long as one
- *	the transport had to retry on a lossy link: the reader must stop
- *	reading advertisements for a while (tests/zcopy.c,
- *	test_slow_reads_go_buffered).
+ *	a reader that RDMA-reads a peer's advertisement counts each read
+ *	as this much slower than it was, as long as one the transport had
+ *	to retry on a lossy link takes: the reader must stop reading
+ *	advertisements for a while (tests/zcopy.c,
+ *	test_slow_reads_go_buffered).  The read itself is not delayed.
  *
  * Without CONFIG_DEBUG_FS there are no files and nothing fails.
  */

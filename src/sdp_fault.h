@@ -64,16 +64,14 @@ static inline void sdp_fault_cq_rearm_delay(bool down)
 }
 
 /*
- * zc_read_delay_ms: a reader sleeps after posting its RDMA read, as if
- * the transport had retried it.  Process context, lock_sock() held.
+ * zc_read_delay_ms: the microseconds a reader adds to the time each of
+ * its RDMA reads took, as if the transport had retried it.
  */
-static inline void sdp_fault_zc_read_delay(void)
+static inline u32 sdp_fault_zc_read_delay_us(void)
 {
 	u32 ms = READ_ONCE(sdp_zc_read_delay_ms);
 
-	if (likely(!ms))
-		return;
-	msleep(min_t(u32, ms, SDP_FAULT_READ_DELAY_MAX_MS));
+	return min_t(u32, ms, SDP_FAULT_READ_DELAY_MAX_MS) * USEC_PER_MSEC;
 }
 
 void sdp_fault_removal_wait(void);

@@ -13,19 +13,21 @@
  * zero-copy transfer a timeout where it costs the buffered path almost
  * nothing, and at 1% loss nearly every large read pays one.
  *
- * The reader, which alone sees its reads, times each one from post to
- * completion (sdp_zc_recv()).  A read is slow, as if retried, when it
- * took longer than SDP_ZC_SLOW_BASE_MS plus its length at
- * SDP_ZC_SLOW_BYTES_PER_MS (no link is that slow otherwise: a retry after
- * the ACK timeout), or longer than SDP_ZC_SLOW_FACTOR times what the
- * connection's recent fast reads took for as many bytes, plus
- * SDP_ZC_SLOW_MARGIN_MS (a transport that retries at the first gap, as
- * 6.12's Soft-RoCE does for read responses, resends the rest of the read
- * from there: one loss multiplies the read's time without a timeout).
- * Reads are timed in microseconds; only reads of at least
- * SDP_ZC_PACE_MIN_LEN teach the connection its rate, which follows the
- * fastest reads and drifts up with the others that are not slow, so that
- * a host that gets busier gradually is not taken for a lossy link.
+ * The reader, which alone sees its reads, times each one from its post
+ * to its completion (sdp_zc_recv(), sdp_zc_rd_done()).  A read is slow,
+ * as if retried, when it took longer than SDP_ZC_SLOW_BASE_MS plus its
+ * length at SDP_ZC_SLOW_BYTES_PER_MS (no link is that slow otherwise: a
+ * retry after the ACK timeout), or longer than SDP_ZC_SLOW_FACTOR times
+ * what the connection's rate gives for as many bytes, plus
+ * SDP_ZC_SLOW_MARGIN_MS (a transport that asks again at the first gap,
+ * as 6.12's Soft-RoCE does for read responses, resends the rest of the
+ * read from there: one loss multiplies the read's time without a
+ * timeout).  The connection's rate is the fastest read of at least
+ * SDP_ZC_PACE_MIN_LEN seen, rising by an eighth of the difference with
+ * each read that is not slow, so that a host that gets busier step by
+ * step is not taken for a lossy link; slow reads do not teach it, and a
+ * back-off forgets it, so that a link that stays slower but clean is
+ * judged afresh by its next reads.
  *
  * After SDP_ZC_SLOW_RUN slow reads in a row the reader declines
  * advertisements (SendSM, the spec's request for the buffered path) for a
@@ -49,7 +51,7 @@
 #endif
 
 #define SDP_ZC_SLOW_BASE_MS		400
-#define SDP_ZC_SLOW_BYTES_PER_MS	16384	/* 16 MB/s */
+#define SDP_ZC_SLOW_BYTES_PER_MS	16000	/* 16 MB/s */
 #define SDP_ZC_SLOW_FACTOR		4
 #define SDP_ZC_SLOW_MARGIN_MS		50
 #define SDP_ZC_PACE_MIN_LEN		65536	/* 1 << 16 */
@@ -61,8 +63,8 @@
  * struct sdp_zc_pace - the reader's record of its recent RDMA reads
  * @run: slow reads in a row
  * @backoff_ms: the back-off last started; 0 while reads are fast
- * @rate: microseconds per SDP_ZC_PACE_MIN_LEN bytes of the connection's
- *	recent fast reads; 0 before the first one
+ * @rate: microseconds per SDP_ZC_PACE_MIN_LEN bytes, the connection's
+ *	rate (above); 0 before the first read that teaches it
  */
 struct sdp_zc_pace {
 	u32 run;
@@ -76,7 +78,9 @@ struct sdp_zc_pace {
  */
 static inline u32 sdp_zc_read_rate(u32 len, u32 us)
 {
-	return us / (len / SDP_ZC_PACE_MIN_LEN);
+	u32 units = len / SDP_ZC_PACE_MIN_LEN;
+
+	return us / (units ? units : 1);
 }
 
 /*
@@ -128,6 +132,7 @@ static inline u32 sdp_zc_pace_read(struct sdp_zc_pace *p, u32 len, u32 us)
 	/* A slow probe after a back-off starts the next one at once. */
 	if (p->run < SDP_ZC_SLOW_RUN && !p->backoff_ms)
 		return 0;
+	p->rate = 0;
 	if (!p->backoff_ms)
 		p->backoff_ms = SDP_ZC_BACKOFF_MIN_MS;
 	else if (p->backoff_ms < SDP_ZC_BACKOFF_MAX_MS / 2)

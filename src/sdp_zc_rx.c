@@ -102,6 +102,7 @@ void sdp_zc_rd_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdp_sock *ssk = cq->cq_context;
 
 	spin_lock(&ssk->lock);
+	ssk->conn.zc_rx.rd_end = ktime_get();
 	if (wc->status != IB_WC_SUCCESS)
 		sdp_zc_rd_failed(ssk, wc);
 	else if (!test_bit(SDP_C_ABORT, &ssk->conn.flags))
@@ -158,16 +159,18 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
 static bool sdp_zc_rx_paced(const struct sdp_sock *ssk)
 {
 	return ssk->conn.zc_rx.pace.backoff_ms &&
-	       time_before(jiffies, ssk->conn.zc_rx.slow_until);
+	       time_before64(get_jiffies_64(), ssk->conn.zc_rx.slow_until);
 }
 
 /*
- * Account our read of @len bytes posted at @start.  Returns
- * true when it starts a back-off.  lock_sock() and ssk->lock held.
+ * Account our read of @len bytes posted at @start, which completed at
+ * zc_rx.rd_end.  Returns true when it starts a back-off.  lock_sock() and
+ * ssk->lock held.
  */
 static bool sdp_zc_rx_timed(struct sdp_sock *ssk, u32 len, ktime_t start)
 {
-	s64 delta = ktime_us_delta(ktime_get(), start);
+	s64 delta = ktime_us_delta(ssk->conn.zc_rx.rd_end, start) +
+		    sdp_fault_zc_read_delay_us();
 	u32 us = clamp_t(s64, delta, 0, U32_MAX);
 	struct sdp_zc_pace *pace = &ssk->conn.zc_rx.pace;
 	struct net *net = sock_net(&ssk->sk);
@@ -179,7 +182,7 @@ static bool sdp_zc_rx_timed(struct sdp_sock *ssk, u32 len, ktime_t start)
 	backoff = sdp_zc_pace_read(pace, len, us);
 	if (!backoff)
 		return false;
-	ssk->conn.zc_rx.slow_until = jiffies + msecs_to_jiffies(backoff);
+	ssk->conn.zc_rx.slow_until = get_jiffies_64() + msecs_to_jiffies(backoff);
 	SDP_INC_STATS(net, SDP_MIB_ZCOPY_BACKOFFS);
 	return true;
 }
@@ -234,7 +237,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	struct sdp_zc_pages zp;
 	ktime_t start = 0;
 	unsigned long base;
-	bool slow;
+	bool backoff;
 	u64 vaddr;
 	u32 port, rkey, gen;
 	size_t seg;
@@ -330,10 +333,8 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		}
 	}
 	spin_unlock_bh(&ssk->lock);
-	if (!ret) {
-		sdp_fault_zc_read_delay();
+	if (!ret)
 		sdp_zc_wait_bit(sk, SDP_ZR_RD_DONE, &ssk->conn.zc_rx.flags);
-	}
 	rdma_rw_ctx_destroy(&ctx, ssk->conn.qp, port, zp.sgt.sgl, zp.sgt.orig_nents,
 			    DMA_FROM_DEVICE);
 	sdp_zc_unpin(&zp);
@@ -361,16 +362,16 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 				 SDP_ABORT_REASON_PROTO, ret);
 	} else if (!test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		/* sdp_zc_rd_report() has told the peer already. */
-		slow = sdp_zc_rx_timed(ssk, len, start);
+		backoff = sdp_zc_rx_timed(ssk, len, start);
 		b->off += len;
 		ssk->conn.rx_bytes -= len;
 		sdp_rx_urg_advance(ssk, len);
 		sdp_stat_rdma_read(ssk, len);
 		sdp_stat_zcopy_rx(ssk, len);
-		/* A read that looks retried: the rest goes buffered too. */
+		/* A back-off begins: the rest goes buffered too. */
 		if (b->off == b->len)
 			sdp_rx_consumed(ssk, b);
-		else if (slow ||
+		else if (backoff ||
 			 test_bit(SDP_ZR_RX_CANCEL, &ssk->conn.zc_rx.flags))
 			sdp_zc_rx_decline(ssk);
 		sdp_tx_try_control(ssk);

@@ -101,7 +101,7 @@ static void sdp_zc_tx_ended(struct sdp_sock *ssk)
 	if (zt->declines < SDP_ZC_HOLD_AFTER)
 		return;
 	zt->held = true;
-	zt->hold_until = jiffies + SDP_ZC_HOLD;
+	zt->hold_until = get_jiffies_64() + SDP_ZC_HOLD;
 }
 
 /* Are our advertisements held (sdp_zc_tx_ended())?  lock_sock() held. */
@@ -109,7 +109,7 @@ static bool sdp_zc_held(struct sdp_sock *ssk)
 {
 	sock_owned_by_me(&ssk->sk);
 	if (ssk->conn.zc_tx.held &&
-	    time_after_eq(jiffies, ssk->conn.zc_tx.hold_until))
+	    time_after_eq64(get_jiffies_64(), ssk->conn.zc_tx.hold_until))
 		ssk->conn.zc_tx.held = false;
 	return ssk->conn.zc_tx.held;
 }

@@ -872,31 +872,39 @@ static void test_flow_overrun(void)
  */
 static void test_zc_read_slow(void)
 {
-	const u32 mib = 1 << 20;
+	const u32 mib = 1 << 20, half = 512 * 1024;
 
 	EQ(sdp_zc_read_slow(0, 400000, 0), false);
 	EQ(sdp_zc_read_slow(0, 400001, 0), true);
-	/* 1 MiB: 64 ms more; 0.5 s (one retry on 6.12's Soft-RoCE) is slow. */
-	EQ(sdp_zc_read_slow(mib, 464000, 0), false);
-	EQ(sdp_zc_read_slow(mib, 464001, 0), true);
+	/* 1 MiB: 65 ms more; 0.5 s (one retry on 6.12's Soft-RoCE) is slow. */
+	EQ(sdp_zc_read_slow(mib, 465000, 0), false);
+	EQ(sdp_zc_read_slow(mib, 465001, 0), true);
 	/* A healthy read on the slowest bed measured (a few MB/s) is not. */
 	EQ(sdp_zc_read_slow(mib, 250000, 0), false);
 	EQ(sdp_zc_read_slow(U32_MAX, U32_MAX, 0), true);
 	EQ(sdp_zc_read_slow(U32_MAX, 0, 0), false);
-	/* 1 ms per 64 KiB: 1 MiB in 16 ms; slow past 4 * 16 + 50 ms. */
-	EQ(sdp_zc_read_slow(mib, 114000, 1000), false);
-	EQ(sdp_zc_read_slow(mib, 114001, 1000), true);
-	/* Short reads: the margin dominates. */
-	EQ(sdp_zc_read_slow(4096, 50248, 1000), false);	/* 4 * 62 us */
+	/*
+	 * 1 ms per 64 KiB: 512 KiB in 8 ms; slow past 4 * 8 + 50 ms, well
+	 * below the absolute bound, which alone would not call it slow.
+	 */
+	EQ(sdp_zc_read_slow(half, 82000, 1000), false);
+	EQ(sdp_zc_read_slow(half, 82001, 1000), true);
+	EQ(sdp_zc_read_slow(half, 82001, 0), false);
+	/* Short reads: the margin dominates (4 * 62 us). */
+	EQ(sdp_zc_read_slow(4096, 50248, 1000), false);
 	EQ(sdp_zc_read_slow(4096, 50249, 1000), true);
 	/* The absolute bound holds at any rate. */
-	EQ(sdp_zc_read_slow(mib, 464001, U32_MAX), true);
+	EQ(sdp_zc_read_slow(mib, 465001, U32_MAX), true);
 	EQ(sdp_zc_read_slow(U32_MAX, U32_MAX, U32_MAX), true);
+	/* The rate of a read shorter than a unit divides by one unit. */
+	EQ(sdp_zc_read_rate(4096, 700), 700);
+	EQ(sdp_zc_read_rate(half, 8000), 1000);
 }
 
 /*
  * Two slow reads in a row start a back-off of 1 s; a slow probe after
  * it doubles it at once, up to 64 s; one read that is not slow ends it.
+ * Slow reads do not teach the rate, and a back-off forgets it.
  */
 static void test_zc_pace(void)
 {
@@ -910,17 +918,19 @@ static void test_zc_pace(void)
 	EQ(p.run, 0);
 	EQ(p.rate, 5000);
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
+	EQ(p.rate, 5000);
 	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_MIN_MS);
+	EQ(p.rate, 0);
 	for (i = 0; i < 10; i++) {
 		want = want * 2 > SDP_ZC_BACKOFF_MAX_MS ? SDP_ZC_BACKOFF_MAX_MS :
 							  want * 2;
 		EQ(sdp_zc_pace_read(&p, len, slow), want);
 	}
 	EQ(want, SDP_ZC_BACKOFF_MAX_MS);
-	EQ(p.rate, 5000);		/* slow reads teach nothing */
 	EQ(sdp_zc_pace_read(&p, len, fast), 0);
 	EQ(p.backoff_ms, 0);
 	EQ(p.run, 0);
+	EQ(p.rate, 5000);
 	/* After a fast read, one slow read alone starts nothing. */
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
 	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_MIN_MS);
@@ -931,31 +941,40 @@ static void test_zc_pace(void)
  * are not slow by an eighth of the difference: a host that gets busier
  * step by step is not taken for a lossy link, where a read suddenly
  * several times slower (a go-back-N retry) is.  Short reads teach nothing.
+ * After a back-off, a link that stays slower but clean is judged afresh.
  */
 static void test_zc_pace_rate(void)
 {
 	struct sdp_zc_pace p = { 0 };
 	const u32 len = 512 * 1024;	/* 8 units of 64 KiB */
-	u32 us = 16000;			/* 2 ms per unit */
+	u32 us;
 	int i;
 
 	EQ(sdp_zc_pace_read(&p, 4096, 100), 0);
 	EQ(p.rate, 0);
-	EQ(sdp_zc_pace_read(&p, len, us), 0);
+	EQ(sdp_zc_pace_read(&p, len, 16000), 0);
 	EQ(p.rate, 2000);
 	EQ(sdp_zc_pace_read(&p, len, 8000), 0);
 	EQ(p.rate, 1000);
 	EQ(sdp_zc_pace_read(&p, len, 24000), 0);
 	EQ(p.rate, 1000 + 2000 / 8);
 	/* Three times the rate each round, within the factor: never slow. */
-	for (i = 0; i < 10; i++) {
+	for (i = 0; i < 5; i++) {
 		us = p.rate * 8 * 3;
 		EQ(sdp_zc_pace_read(&p, len, us), 0);
 		EQ(p.run, 0);
 	}
-	EQ(p.rate > 8 * 1250, true);	/* it followed: 1.25 times a round */
-	/* Then a read six times the rate's time: slow. */
-	EQ(sdp_zc_read_slow(len, p.rate * 8 * 6 + 50000, p.rate), true);
+	EQ(p.rate > 3 * 1250, true);	/* it followed: 1.25 times a round */
+	/* Then reads five times the rate's time: slow, by the rate alone. */
+	us = p.rate * 8 * 5 + 50000;
+	EQ(sdp_zc_read_slow(len, us, 0), false);
+	EQ(sdp_zc_pace_read(&p, len, us), 0);
+	EQ(sdp_zc_pace_read(&p, len, us), SDP_ZC_BACKOFF_MIN_MS);
+	/* The link stays that slow, but clean: the probe teaches it anew. */
+	EQ(sdp_zc_pace_read(&p, len, us), 0);
+	EQ(p.backoff_ms, 0);
+	EQ(p.rate, us / 8);
+	EQ(sdp_zc_pace_read(&p, len, us), 0);
 }
 
 static const struct tap_test tests[] = {

@@ -873,15 +873,17 @@ static void impaired_transfer(const char *spec, size_t buffered, size_t zcopy,
 		int thresh;
 	} paths[] = { { "buffered", 64 * 1024, buffered, 0 },
 		      { "zero-copy", zchunk, zcopy, -1 } };
-	long long t0, ms, slow = 0;
+	long long t0, ms, slow = 0, backoffs = 0;
 	struct sdp_info si;
 	unsigned int i;
 	int fd;
 
 	for (i = 0; i < 2; i++) {
 		fd = role == 'a' ? wire_connect() : wire_accept();
-		if (role == 'b')
+		if (role == 'b') {
 			slow = sdp_stat("ZcopySlowReads");
+			backoffs = sdp_stat("ZcopyBackoffs");
+		}
 		if (paths[i].thresh >= 0)
 			set_thresh(fd, paths[i].thresh);
 		impair(spec);
@@ -911,9 +913,9 @@ static void impaired_transfer(const char *spec, size_t buffered, size_t zcopy,
 			      "the zero-copy transfer went buffered");
 		}
 		if (role == 'b' && i)
-			tap_diag("netem %s: ZcopySlowReads +%lld, ZcopyBackoffs %lld",
+			tap_diag("netem %s: ZcopySlowReads +%lld, ZcopyBackoffs +%lld",
 				 spec, sdp_stat("ZcopySlowReads") - slow,
-				 sdp_stat("ZcopyBackoffs"));
+				 sdp_stat("ZcopyBackoffs") - backoffs);
 		CHECK_OK(close(fd));
 	}
 }
