@@ -5,13 +5,13 @@
  *
  * Copyright (C) 2026 The SDP for Linux authors
  *
- * On a lossy link an RC transport retries an RDMA Read only when its
- * local ACK timeout expires (0.5 s on 6.12's Soft-RoCE, 2.1 s on 6.1's,
- * tens of milliseconds and more on adapters), and a read response that
- * arrives out of sequence is dropped until then; a SEND train is
- * repaired at the next packet's NAK instead.  So one lost packet costs a
- * zero-copy transfer a timeout where it costs the buffered path almost
- * nothing, and at 1% loss nearly every large read pays one.
+ * On a lossy link an RC transport repairs a lost packet of an RDMA Read
+ * response by asking again: after its local ACK timeout (0.5 s on 6.12's
+ * Soft-RoCE, 2.1 s on 6.1's, tens of milliseconds and more on adapters),
+ * or from the gap, resending the rest of the read; a SEND train is
+ * repaired at the next packet's NAK instead.  So one lost packet can cost
+ * a zero-copy transfer a timeout or most of a read again where it costs
+ * the buffered path almost nothing.
  *
  * The reader, which alone sees its reads, times each one from its post
  * to its completion (sdp_zc_recv(), sdp_zc_rd_done()).  A read is slow,
