@@ -3,8 +3,8 @@
  * Sockets Direct Protocol -- zero-copy transfers: SrcAvail and RDMA Read
  * between user buffers.  sdp_zc_mr.c has the pages of a transfer, the
  * registration MR and its invalidation, and the transfers' lifetime;
- * sdp_zc_tx.c the send side (blocking, MSG_ZEROCOPY, spliced pages);
- * sdp_zc_rx.c the receive side.
+ * sdp_zc_tx.c the send side (blocking, MSG_ZEROCOPY); sdp_zc_splice.c
+ * pages spliced to the socket; sdp_zc_rx.c the receive side.
  *
  * Copyright (C) 2026 The SDP for Linux authors
  */
@@ -66,10 +66,12 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 			 struct sk_buff **note);
 unsigned long sdp_zc_async_run(struct sdp_sock *ssk);
+u32 sdp_zc_unsent(const struct sdp_sock *ssk);
+
+/* sdp_zc_splice.c */
 bool sdp_zc_gathering(struct sdp_sock *ssk);
 size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more);
 void sdp_zc_gather_seal(struct sdp_sock *ssk);
-u32 sdp_zc_unsent(const struct sdp_sock *ssk);
 
 /* sdp_zc_rx.c */
 int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,

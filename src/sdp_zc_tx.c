@@ -35,7 +35,7 @@
  * queues the send's notification.  Meanwhile sdp_sock::zc_async keeps
  * other data, and our DisConn, behind it.  Pages spliced to the socket
  * (sendfile(), splice()) go the same way, referenced instead of pinned,
- * once the pages of consecutive calls are gathered (sdp_zc_splice()).
+ * once the pages of consecutive calls are gathered (sdp_zc_splice.c).
  */
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
@@ -53,8 +53,8 @@
 #include "sdp_stats.h"
 #include "sdp_timers.h"
 #include "sdp_tx.h"
-#include "sdp_wire.h"
 #include "sdp_zc.h"
+#include "sdp_zc_async.h"
 
 /* A peer that reads nothing of an advertisement for this long: cancel. */
 #define SDP_ZC_STALL		(HZ / 2)
@@ -105,7 +105,7 @@ static void sdp_zc_tx_ended(struct sdp_sock *ssk)
 }
 
 /* Are our advertisements held (sdp_zc_tx_ended())?  lock_sock() held. */
-static bool sdp_zc_held(struct sdp_sock *ssk)
+bool sdp_zc_held(struct sdp_sock *ssk)
 {
 	sock_owned_by_me(&ssk->sk);
 	if (ssk->conn.zc_tx.held &&
@@ -251,7 +251,7 @@ static int sdp_zc_tx_wait(struct sock *sk, long *timeo, bool *stalled)
  * device to advertise with; and a connect() again while we slept may
  * have made another one, which this send must not go on (EPIPE too).
  */
-static int sdp_zc_wait_slot(struct sock *sk, long *timeo)
+int sdp_zc_wait_slot(struct sock *sk, long *timeo)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -486,82 +486,12 @@ fall_back:
 }
 
 /*
- * A nonblocking MSG_ZEROCOPY send in progress: it returned once its
- * pages were pinned and mapped, and sdp_work() sees it through.  Phases:
- * REG (on Soft-RoCE, the registration and SrcAvail wait for our sends in
- * flight to be acknowledged, sdp_zc_post_advert(); sdp_zc_sq_progress()
- * queues the work; after SDP_ZC_STALL the bytes go buffered instead),
- * ADVERT (the peer reads; a stall cancels it, as sdp_zc_tx_wait() does
- * for a blocking send), INV (our LOCAL_INV of the key is in flight),
- * FILL (what the peer did not read is copied from the still pinned pages
- * into the send ring as room comes; SDP_ZT_ASYNC_FILL has
- * sdp_tx_try_control() queue the work when it does).  Then the pages go
- * and the notification is queued.
- */
-enum sdp_za_phase {
-	SDP_ZA_REG,
-	SDP_ZA_ADVERT,
-	SDP_ZA_INV,
-	SDP_ZA_FILL,
-};
-
-/**
- * struct sdp_zc_async - a nonblocking MSG_ZEROCOPY send in progress
- * @zp: the caller's pages, pinned and mapped; zp.mm is grabbed
- * @bvec: the pages as a bio_vec array, made for the FILL phase; or
- *	the spliced pages, one per entry, each with a reference we hold
- * @nr_bvec: entries in @bvec
- * @spliced: pages spliced to the socket (sendfile(), splice()): no pins,
- *	no mm, no notification
- * @gather_by: while gathered (sdp_sock::zc_gather), when it is sealed
- *	if no more pages come
- * @sealed: gathered pages that take no more: they go once the send in
- *	progress (sdp_sock::zc_async) ends; written under sdp_sock::lock
- * @note: its notification (sdp_msgzc_start()); NULL for @spliced
- * @id: the notification's id
- * @off: offset of the first byte in the first page
- * @len: bytes advertised (and taken by the send)
- * @acked: of them, read by the peer (once the advertisement is over)
- * @unsent: bytes in neither the advertisement nor the send ring (FILL);
- *	written under sdp_sock::lock too, for SIOCOUTQ
- * @phase: enum sdp_za_phase
- * @cancelled: we sent SrcAvailCancel (or took the SrcAvail back)
- * @seen: @acked as the last stall check saw it
- * @stall: when the advertisement counts as stalled (no progress)
- * @last: when it is cancelled however it goes (SDP_ZC_ADVERT_MAX)
- * @answer_by: when a peer that has not answered SrcAvailCancel, or a
- *	LOCAL_INV that has not completed, is aborted
- *
- * Everything but @unsent is under lock_sock().
- */
-struct sdp_zc_async {
-	struct sdp_zc_pages zp;
-	struct bio_vec *bvec;
-	u32 nr_bvec;
-	bool spliced;
-	unsigned long gather_by;
-	bool sealed;
-	struct sk_buff *note;
-	u32 id;
-	u32 off;
-	u32 len;
-	u32 acked;
-	u32 unsent;
-	enum sdp_za_phase phase;
-	bool cancelled;
-	u32 seen;
-	unsigned long stall;
-	unsigned long last;
-	unsigned long answer_by;
-};
-
-/*
  * Advertise the mapped @za now, or (Soft-RoCE) once our sends in flight
  * are acknowledged: sdp_zc_sq_progress() queues the work, which does it
  * (REG).  ssk->lock held.
  */
-static int sdp_zc_async_post(struct sdp_sock *ssk, struct sdp_zc_async *za,
-			     struct ib_mr *mr)
+int sdp_zc_async_post(struct sdp_sock *ssk, struct sdp_zc_async *za,
+		      struct ib_mr *mr)
 {
 	lockdep_assert_held(&ssk->lock);
 	za->stall = jiffies + SDP_ZC_STALL;
@@ -650,289 +580,6 @@ fall_back_free:
 fall_back:
 	sdp_zc_count_fallback(ssk);
 	return 0;
-}
-
-/*
- * Pages spliced to the socket (sendfile(), splice(): sendmsg() with
- * MSG_SPLICE_PAGES from Linux 6.5, ->sendpage() before) go zero-copy
- * too, as TCP sends them without copying: we take a reference on each
- * page, as TCP's skb does, and return.  A pipe's worth of pages per call
- * (64 KiB; one page per ->sendpage()) is too little to advertise alone,
- * so the pages of consecutive calls that say more is to come are gathered
- * (sdp_sock::zc_gather) until SDP_ZC_MAX_BYTES, a call without MSG_MORE,
- * pages that cannot follow in one MR mapping, other data, shutdown() or
- * close(), or SDP_ZC_GATHER_IDLE without a call seal them.  Sealed, they
- * go as a nonblocking MSG_ZEROCOPY send does (struct sdp_zc_async: the
- * peer reads them, or the rest is copied), with no notification; fewer
- * than SDP_ZC_SPLICE_MIN bytes are copied at once.  As with TCP, a file
- * written after sendfile() returned may send the new bytes.
- *
- * The spliced pages a socket holds, gathered and in progress
- * (sdp_sock::zc_spliced), stay within its send buffer
- * (sdp_zc_splice_limit()), as TCP's spliced data stays within sk_sndbuf,
- * and are charged to net.sdp.mem (sdp_mem_charge(), a page each, given
- * back when they go: sdp_zc_async_end()).  A gathering takes at most
- * half of that, so that one gathers while the other goes.  When the
- * pages held leave no room, the caller waits for the send in progress to
- * end (a nonblocking one says EAGAIN); when net.sdp.mem's max refuses
- * them, they go buffered.  Their memory cgroup is the one that allocated
- * them (the pipe's writer, the page cache's reader), whose charge our
- * reference keeps.
- */
-#define SDP_ZC_SPLICE_MIN	(256 * 1024)
-#define SDP_ZC_GATHER_IDLE	DIV_ROUND_UP(HZ, 100)
-
-/*
- * The page of the spliced bytes @bv from byte @skip on, as a bio_vec of
- * one page in @pv; false when they are not in one page we may keep
- * (sendpage_ok(): not slab memory, referenced).
- */
-static bool sdp_zc_splice_page(const struct bio_vec *bv, size_t skip,
-			       size_t len, struct bio_vec *pv)
-{
-	size_t at = bv->bv_offset + skip;
-	struct page *page = nth_page(bv->bv_page, at >> PAGE_SHIFT);
-
-	bvec_set_page(pv, page, len, offset_in_page(at));
-	return pv->bv_offset + len <= PAGE_SIZE && sendpage_ok(page);
-}
-
-/* May @pv follow @prev in one MR mapping (whole pages in between)? */
-static bool sdp_zc_splice_follows(const struct bio_vec *prev,
-				  const struct bio_vec *pv)
-{
-	return prev->bv_offset + prev->bv_len == PAGE_SIZE && !pv->bv_offset;
-}
-
-/*
- * The pages of @from, one bio_vec each, the first of them to follow
- * @prev (or NULL); the first @max go into @pv.  Returns how many there
- * are, or 0 when they cannot be gathered (a page we may not keep, or not
- * all contiguous in one mapping).
- */
-static u32 sdp_zc_splice_pages(const struct iov_iter *from,
-			       const struct bio_vec *prev,
-			       struct bio_vec *pv, u32 max)
-{
-	const struct bio_vec *bv = from->bvec;
-	unsigned long nsegs = from->nr_segs;
-	size_t skip = from->iov_offset, left = iov_iter_count(from);
-	struct bio_vec page, last;
-	u32 n = 0;
-
-	if (prev)
-		last = *prev;
-	for (; nsegs && left; bv++, nsegs--, skip = 0) {
-		size_t len = min_t(size_t, bv->bv_len - skip, left);
-
-		if (!len)
-			continue;
-		if (!sdp_zc_splice_page(bv, skip, len, &page) ||
-		    ((prev || n) && !sdp_zc_splice_follows(&last, &page)))
-			return 0;
-		if (n < max)
-			pv[n] = page;
-		last = page;
-		left -= len;
-		n++;
-	}
-	return left ? 0 : n;
-}
-
-/*
- * The spliced bytes a socket may hold: what its send ring holds
- * (SO_SNDBUF when set, else SDP_DEFAULT_BUFS buffers; fewer under memory
- * pressure), as much again as the ring's buffered bytes.
- */
-static u32 sdp_zc_splice_limit(const struct sdp_sock *ssk)
-{
-	return READ_ONCE(ssk->conn.tx_count) * SDP_BUF_SIZE;
-}
-
-/* Is there room for a page more of spliced bytes?  lock_sock() or @lock. */
-static bool sdp_zc_splice_room(const struct sdp_sock *ssk)
-{
-	return ssk->zc_spliced + PAGE_SIZE <= sdp_zc_splice_limit(ssk);
-}
-
-/*
- * May spliced pages be gathered now: none are, or those that are take
- * more, and the pages held leave room?  Also while a zero-copy send is
- * in progress: they follow it.
- */
-bool sdp_zc_gathering(struct sdp_sock *ssk)
-{
-	bool ok;
-
-	spin_lock_bh(&ssk->lock);
-	ok = (!ssk->zc_gather || !ssk->zc_gather->sealed) &&
-	     sdp_zc_splice_room(ssk);
-	spin_unlock_bh(&ssk->lock);
-	return ok;
-}
-
-/**
- * sdp_zc_splice() - gather spliced pages for a zero-copy send
- * @sk: the socket, lock_sock() and tx_mutex held, connection established,
- *	gathering (sdp_zc_gathering())
- * @from: the pages (a bvec iterator); it advances by what is taken
- * @more: more is to come (MSG_MORE)
- *
- * Return: bytes taken, with a reference on each of their pages; or 0,
- * when any gathered pages are sealed first, or the pages held leave no
- * room (sdp_zc_gathering() is false: the caller waits for them to go,
- * then tries again), or, with none, @from is to go buffered (also when
- * net.sdp.mem refuses the pages).
- */
-size_t sdp_zc_splice(struct sock *sk, struct iov_iter *from, bool more)
-{
-	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_zc_async *za = ssk->zc_gather;
-	u32 limit = sdp_zc_splice_limit(ssk);
-	u32 cap = min_t(u32, limit / 2, SDP_ZC_MAX_BYTES);
-	const struct bio_vec *prev = NULL;
-	u32 n, i, k, max_pages, room;
-	size_t taken = 0;
-
-	sock_owned_by_me(sk);
-	if (za)
-		prev = &za->bvec[za->nr_bvec - 1];
-	if (!ssk->zc_thresh || sdp_zc_held(ssk) || !iov_iter_is_bvec(from) ||
-	    !sdp_zc_splice_pages(from, prev, NULL, 0) ||
-	    !sdp_zc_splice_room(ssk))
-		goto seal;
-	if (!za) {
-		za = kzalloc(sizeof(*za), GFP_KERNEL);
-		if (!za)
-			return 0;
-		za->bvec = kvmalloc_array(SDP_ZC_MAX_PAGES, sizeof(*za->bvec),
-					  GFP_KERNEL);
-		if (!za->bvec) {
-			kfree(za);
-			return 0;
-		}
-		za->spliced = true;
-	}
-	max_pages = min_t(u32, sdp_zc_mr_pages(ssk), SDP_ZC_MAX_PAGES);
-	room = max_pages - za->nr_bvec;
-	n = sdp_zc_splice_pages(from, prev, &za->bvec[za->nr_bvec], room);
-	/* Within a gathering's share of the send buffer, and the rest's. */
-	for (k = 0; k < min(n, room); k++) {
-		u32 len = za->bvec[za->nr_bvec + k].bv_len;
-
-		if (za->len + taken + len > cap ||
-		    ssk->zc_spliced + taken + len > limit)
-			break;
-		taken += len;
-	}
-	/* A page each, as net.sdp.mem counts them; above its max, buffered. */
-	if (k && sdp_mem_charge(ssk, k, PAGE_SIZE, false)) {
-		k = 0;
-		taken = 0;
-	}
-	if (!ssk->zc_gather) {
-		if (!k) {
-			kvfree(za->bvec);
-			kfree(za);
-			return 0;
-		}
-		spin_lock_bh(&ssk->lock);
-		ssk->zc_gather = za;
-		ssk->conn.zc_busy++;		/* its pages go before the QP */
-		spin_unlock_bh(&ssk->lock);
-		sdp_queue_work_within(ssk, SDP_ZC_GATHER_IDLE + 1);
-	}
-	for (i = 0; i < k; i++)
-		get_page(za->bvec[za->nr_bvec + i].bv_page);
-	za->nr_bvec += k;
-	za->len += taken;
-	spin_lock_bh(&ssk->lock);
-	WRITE_ONCE(za->unsent, za->len);
-	ssk->zc_spliced += taken;
-	spin_unlock_bh(&ssk->lock);
-	za->gather_by = jiffies + SDP_ZC_GATHER_IDLE;
-	iov_iter_advance(from, taken);
-	if (more && !iov_iter_count(from) && za->nr_bvec < max_pages &&
-	    za->len + PAGE_SIZE <= cap && sdp_zc_splice_room(ssk))
-		return taken;
-seal:
-	sdp_zc_gather_seal(ssk);
-	return taken;
-}
-
-/* A scatterlist of the gathered pages, for sdp_zc_map(). */
-static int sdp_zc_splice_sgt(struct sdp_zc_async *za)
-{
-	struct scatterlist *sg;
-	u32 i;
-	int err;
-
-	err = sg_alloc_table(&za->zp.sgt, za->nr_bvec, GFP_KERNEL);
-	if (err)
-		return err;
-	for_each_sg(za->zp.sgt.sgl, sg, za->nr_bvec, i)
-		sg_set_page(sg, za->bvec[i].bv_page, za->bvec[i].bv_len,
-			    za->bvec[i].bv_offset);
-	za->zp.dir = DMA_TO_DEVICE;
-	return 0;
-}
-
-/*
- * The sealed spliced pages become the zero-copy send in progress
- * (sdp_sock::zc_async): an advertisement, or, if they are few or cannot
- * be mapped or advertised now, bytes the work copies into the send ring
- * (FILL).  lock_sock() held, no send in progress.
- */
-static void sdp_zc_gather_start(struct sdp_sock *ssk)
-{
-	struct sdp_zc_async *za = ssk->zc_gather;
-	struct sock *sk = &ssk->sk;
-	struct ib_mr *mr = NULL;
-	bool tried = false;
-	long timeo = 0;
-	int err = -EINVAL;
-
-	if (za->len >= max_t(u32, ssk->zc_thresh, SDP_ZC_SPLICE_MIN)) {
-		tried = true;
-		sdp_tx_ring_ready(ssk);
-		if (!sdp_zc_wait_slot(sk, &timeo))
-			mr = sdp_zc_mr(ssk);
-		if (mr && !sdp_zc_splice_sgt(za) &&
-		    !sdp_zc_map(ssk, &za->zp, mr))
-			err = 0;
-	}
-	spin_lock_bh(&ssk->lock);
-	if (!err)
-		err = sdp_zc_async_post(ssk, za, mr);
-	if (err) {
-		za->phase = SDP_ZA_FILL;
-		WRITE_ONCE(za->unsent, za->len);
-		if (tried)
-			sdp_zc_count_fallback_locked(ssk);
-	}
-	ssk->zc_gather = NULL;
-	WRITE_ONCE(ssk->zc_async, za);
-	spin_unlock_bh(&ssk->lock);
-	sdp_queue_work(ssk);
-}
-
-/**
- * sdp_zc_gather_seal() - send the spliced pages gathered so far
- * @ssk: the socket, lock_sock() held
- *
- * They take no more pages, and go now, or as soon as the zero-copy send
- * in progress ends (sdp_zc_async_run()).
- */
-void sdp_zc_gather_seal(struct sdp_sock *ssk)
-{
-	sock_owned_by_me(&ssk->sk);
-	if (!ssk->zc_gather)
-		return;
-	spin_lock_bh(&ssk->lock);
-	ssk->zc_gather->sealed = true;
-	spin_unlock_bh(&ssk->lock);
-	if (!ssk->zc_async)
-		sdp_zc_gather_start(ssk);
 }
 
 /*
