@@ -304,8 +304,8 @@ struct sdp_zc_tx {
  *	set before the connection is used, read-only after
  * @rd_end: when the RDMA read in flight completed (SDP_ZR_RD_DONE)
  * @pace: how slow our recent reads were (sdp_zc_pace.h); under lock_sock()
- * @slow_until: while @pace.backoff_ms, advertisements are declined until
- *	then (jiffies64); under lock_sock()
+ * @slow_until: advertisements are declined until then (jiffies64; 0
+ *	before the first back-off); under lock_sock()
  *
  * All under sdp_sock::lock, except @rd_pages, @pace and @slow_until.
  */

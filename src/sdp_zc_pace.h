@@ -31,9 +31,18 @@
  *
  * After SDP_ZC_SLOW_RUN slow reads in a row the reader declines
  * advertisements (SendSM, the spec's request for the buffered path) for a
- * back-off of SDP_ZC_BACKOFF_MIN_MS, doubled, up to SDP_ZC_BACKOFF_MAX_MS,
- * each time the read of the first advertisement after it (the probe) is
- * slow again; one read that is not slow ends it.  The sender, declined
+ * back-off SDP_ZC_BACKOFF_COST times as long as those reads took, at
+ * least SDP_ZC_BACKOFF_MIN_MS: the time lost to slow reads stays a small
+ * share of the time, and reads that waited for a 2 s timeout back off
+ * for longer than reads a resend slowed by tens of milliseconds.  The
+ * first read after a back-off is a probe of at most SDP_ZC_PROBE_LEN
+ * bytes, so that on a link still lossy it waits for one retry, not for
+ * the several a read of 1 MiB meets.  A slow probe starts the next
+ * back-off at once, twice the last one or its own cost if longer, up to
+ * SDP_ZC_BACKOFF_MAX_MS.  A probe that is not slow brings zero-copy back;
+ * the last back-off is remembered, halved by each read that is not slow,
+ * so that on a link that stays lossy the next slow run backs off for
+ * twice it again instead of starting small.  The sender, declined
  * SDP_ZC_HOLD_AFTER times in a row, stops advertising for SDP_ZC_HOLD
  * (sdp_zc_tx.c), so the back-off costs a declined advertisement, one
  * round trip, a second.
@@ -58,18 +67,25 @@
 #define SDP_ZC_SLOW_RUN			2
 #define SDP_ZC_BACKOFF_MIN_MS		1000
 #define SDP_ZC_BACKOFF_MAX_MS		64000
+#define SDP_ZC_BACKOFF_COST		8
+#define SDP_ZC_PROBE_LEN		65536
 
 /**
  * struct sdp_zc_pace - the reader's record of its recent RDMA reads
  * @run: slow reads in a row
- * @backoff_ms: the back-off last started; 0 while reads are fast
+ * @run_ms: how long they took
+ * @backoff_ms: the last back-off, halved by each read that is not slow
+ *	since; 0 when none is remembered
  * @rate: microseconds per SDP_ZC_PACE_MIN_LEN bytes, the connection's
  *	rate (above); 0 before the first read that teaches it
+ * @probe: the next read is the first after a back-off
  */
 struct sdp_zc_pace {
 	u32 run;
+	u32 run_ms;
 	u32 backoff_ms;
 	u32 rate;
+	bool probe;
 };
 
 /*
@@ -115,6 +131,24 @@ static inline void sdp_zc_pace_learn(struct sdp_zc_pace *p, u32 len, u32 us)
 		p->rate += (r - p->rate) / 8;
 }
 
+/* How much of @len bytes the next read may take: a probe takes little. */
+static inline u32 sdp_zc_pace_read_len(const struct sdp_zc_pace *p, u32 len)
+{
+	return p->probe && len > SDP_ZC_PROBE_LEN ? SDP_ZC_PROBE_LEN : len;
+}
+
+/* The back-off that the slow run now ending starts, in ms. */
+static inline u32 sdp_zc_pace_backoff(const struct sdp_zc_pace *p)
+{
+	u64 ms = (u64)p->run_ms * SDP_ZC_BACKOFF_COST;
+
+	if (ms < SDP_ZC_BACKOFF_MIN_MS)
+		ms = SDP_ZC_BACKOFF_MIN_MS;
+	if (ms < 2ULL * p->backoff_ms)
+		ms = 2ULL * p->backoff_ms;
+	return ms < SDP_ZC_BACKOFF_MAX_MS ? ms : SDP_ZC_BACKOFF_MAX_MS;
+}
+
 /*
  * Account a read of @len bytes that took @us.  Returns the back-off to
  * start now, in ms, during which advertisements are declined; 0 for none.
@@ -124,21 +158,20 @@ static inline u32 sdp_zc_pace_read(struct sdp_zc_pace *p, u32 len, u32 us)
 	if (!sdp_zc_read_slow(len, us, p->rate)) {
 		sdp_zc_pace_learn(p, len, us);
 		p->run = 0;
-		p->backoff_ms = 0;
+		p->run_ms = 0;
+		p->probe = false;
+		p->backoff_ms /= 2;
 		return 0;
 	}
-	if (p->run < SDP_ZC_SLOW_RUN)
-		p->run++;
-	/* A slow probe after a back-off starts the next one at once. */
-	if (p->run < SDP_ZC_SLOW_RUN && !p->backoff_ms)
+	p->run++;
+	p->run_ms += min_t(u32, us / 1000, SDP_ZC_BACKOFF_MAX_MS);
+	if (p->run < SDP_ZC_SLOW_RUN && !p->probe)
 		return 0;
+	p->backoff_ms = sdp_zc_pace_backoff(p);
+	p->run = 0;
+	p->run_ms = 0;
 	p->rate = 0;
-	if (!p->backoff_ms)
-		p->backoff_ms = SDP_ZC_BACKOFF_MIN_MS;
-	else if (p->backoff_ms < SDP_ZC_BACKOFF_MAX_MS / 2)
-		p->backoff_ms *= 2;
-	else
-		p->backoff_ms = SDP_ZC_BACKOFF_MAX_MS;
+	p->probe = true;
 	return p->backoff_ms;
 }
 

@@ -158,8 +158,7 @@ static void sdp_zc_rx_decline(struct sdp_sock *ssk)
  */
 static bool sdp_zc_rx_paced(const struct sdp_sock *ssk)
 {
-	return ssk->conn.zc_rx.pace.backoff_ms &&
-	       time_before64(get_jiffies_64(), ssk->conn.zc_rx.slow_until);
+	return time_before64(get_jiffies_64(), ssk->conn.zc_rx.slow_until);
 }
 
 /*
@@ -292,6 +291,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	len = min_t(size_t, len, (size_t)ssk->conn.zc_rx.rd_pages * PAGE_SIZE -
 				 offset_in_page(base));
 	len = sdp_zc_short_read(ssk, vaddr, len);
+	len = sdp_zc_pace_read_len(&ssk->conn.zc_rx.pace, len);
 	spin_unlock_bh(&ssk->lock);
 
 	/* Not aborted: the connection (QP, CM id) is still there. */

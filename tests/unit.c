@@ -910,7 +910,7 @@ static void test_zc_pace(void)
 {
 	struct sdp_zc_pace p = { 0 };
 	const u32 slow = 1000000, fast = 10000, len = 128 * 1024;
-	u32 want = SDP_ZC_BACKOFF_MIN_MS;
+	u32 want;
 	int i;
 
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
@@ -919,21 +919,63 @@ static void test_zc_pace(void)
 	EQ(p.rate, 5000);
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
 	EQ(p.rate, 5000);
-	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_MIN_MS);
+	/* Two slow reads of 1 s: a back-off of SDP_ZC_BACKOFF_COST times 2 s. */
+	want = SDP_ZC_BACKOFF_COST * 2000;
+	EQ(sdp_zc_pace_read(&p, len, slow), want);
 	EQ(p.rate, 0);
+	EQ(p.probe, true);
+	EQ(sdp_zc_pace_read_len(&p, len), SDP_ZC_PROBE_LEN);
+	EQ(sdp_zc_pace_read_len(&p, 4096), 4096);
+	/* Each slow probe doubles it at once, up to the most. */
 	for (i = 0; i < 10; i++) {
 		want = want * 2 > SDP_ZC_BACKOFF_MAX_MS ? SDP_ZC_BACKOFF_MAX_MS :
 							  want * 2;
 		EQ(sdp_zc_pace_read(&p, len, slow), want);
 	}
 	EQ(want, SDP_ZC_BACKOFF_MAX_MS);
+	/* A fast probe: zero-copy is back, the back-off remembered halved. */
 	EQ(sdp_zc_pace_read(&p, len, fast), 0);
-	EQ(p.backoff_ms, 0);
+	EQ(p.probe, false);
+	EQ(sdp_zc_pace_read_len(&p, len), len);
+	EQ(p.backoff_ms, SDP_ZC_BACKOFF_MAX_MS / 2);
 	EQ(p.run, 0);
 	EQ(p.rate, 5000);
-	/* After a fast read, one slow read alone starts nothing. */
+	/* One slow read alone starts nothing; two start twice the memory. */
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
-	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_MIN_MS);
+	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_MAX_MS);
+	/* Fast reads wear the memory away, a halving each. */
+	for (i = 0; i < 20; i++)
+		EQ(sdp_zc_pace_read(&p, len, fast), 0);
+	EQ(p.backoff_ms, 0);
+	EQ(sdp_zc_pace_read(&p, len, slow), 0);
+	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_COST * 2000);
+}
+
+/*
+ * A back-off lasts as much longer than the slow reads that caused it as
+ * SDP_ZC_BACKOFF_COST says, at least SDP_ZC_BACKOFF_MIN_MS: reads slowed
+ * by a go-back-N resend (tens of ms) back off for the least, reads that
+ * waited for a timeout for longer; nothing overflows.
+ */
+static void test_zc_pace_cost(void)
+{
+	struct sdp_zc_pace p = { .rate = 1000 };
+	const u32 len = 128 * 1024;	/* 10 ms at 5000; slow from 90 */
+
+	/* 1 ms at the rate, slow from 54 ms; 8 x 110 ms is under 1 s. */
+	EQ(sdp_zc_pace_read(&p, 65536, 55000), 0);
+	EQ(sdp_zc_pace_read(&p, 65536, 55000), SDP_ZC_BACKOFF_MIN_MS);
+	p = (struct sdp_zc_pace){ .rate = 5000 };
+	EQ(sdp_zc_pace_read(&p, len, 300000), 0);
+	EQ(sdp_zc_pace_read(&p, len, 200000), SDP_ZC_BACKOFF_COST * 500);
+	/* A probe costs what it took, or twice the last back-off. */
+	EQ(sdp_zc_pace_read(&p, len, 1000000),
+	   SDP_ZC_BACKOFF_COST * 1000 > 2 * SDP_ZC_BACKOFF_COST * 500 ?
+	   SDP_ZC_BACKOFF_COST * 1000 : 2 * SDP_ZC_BACKOFF_COST * 500);
+	p = (struct sdp_zc_pace){ 0 };
+	EQ(sdp_zc_pace_read(&p, len, U32_MAX), 0);
+	EQ(sdp_zc_pace_read(&p, len, U32_MAX), SDP_ZC_BACKOFF_MAX_MS);
+	EQ(sdp_zc_pace_read(&p, len, U32_MAX), SDP_ZC_BACKOFF_MAX_MS);
 }
 
 /*
@@ -969,10 +1011,10 @@ static void test_zc_pace_rate(void)
 	us = p.rate * 8 * 5 + 50000;
 	EQ(sdp_zc_read_slow(len, us, 0), false);
 	EQ(sdp_zc_pace_read(&p, len, us), 0);
-	EQ(sdp_zc_pace_read(&p, len, us), SDP_ZC_BACKOFF_MIN_MS);
+	EQ(sdp_zc_pace_read(&p, len, us) >= SDP_ZC_BACKOFF_MIN_MS, true);
 	/* The link stays that slow, but clean: the probe teaches it anew. */
 	EQ(sdp_zc_pace_read(&p, len, us), 0);
-	EQ(p.backoff_ms, 0);
+	EQ(p.probe, false);
 	EQ(p.rate, us / 8);
 	EQ(sdp_zc_pace_read(&p, len, us), 0);
 }
@@ -1007,6 +1049,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_flow_overrun),
 	TAP_TEST(test_zc_read_slow),
 	TAP_TEST(test_zc_pace),
+	TAP_TEST(test_zc_pace_cost),
 	TAP_TEST(test_zc_pace_rate),
 };
 

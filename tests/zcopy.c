@@ -490,23 +490,32 @@ static uint64_t send_read_one(int c, int s, size_t len, uint64_t seed)
  * advertising: a send goes buffered without a SrcAvail.  That must
  * happen within 16 sends of 1 MiB (before, every send was advertised
  * and read zero-copy).  Then the reads are fast again, and once the
- * back-off (1 s, doubled while probes stay slow) and the sender's hold
- * (1 s) are over, a whole send goes zero-copy again.
+ * back-off (eight times the slow reads' time, about 12 s here) and the
+ * sender's hold (1 s) are over, a whole send goes zero-copy again, its
+ * first read a short probe: it takes more reads than a send on the clean
+ * link before.
  */
 static void test_slow_reads_go_buffered(void)
 {
 	const size_t len = zc_len();
 	long long slow0, back0, end;
-	uint64_t zc = 0, sa, zc_all = 0;
+	uint64_t zc = 0, sa, zc_all = 0, r0, reads = 0, reads_clean;
 	struct sdp_info ci, si;
 	int c, s, i, held = -1;
 
 	need_sdp();
+	zc_read_delay(0);
+	net_pair(&c, &s);
+	r0 = info(s).sdpi_rdma_reads;
+	zc = send_read_one(c, s, len, 60);
+	reads_clean = info(s).sdpi_rdma_reads - r0;
+	CHECK(zc == len, "on a clean link %llu of %zu bytes went zero-copy",
+	      (unsigned long long)zc, len);
+	zc = 0;
 	zc_read_delay(700);
 	/* Checked after the path, which is what matters: */
 	slow0 = sdp_stat("ZcopySlowReads");
 	back0 = sdp_stat("ZcopyBackoffs");
-	net_pair(&c, &s);
 	for (i = 0; i < 16 && held < 0; i++) {
 		sa = info(c).sdpi_srcavail_tx;
 		zc_all += send_read_one(c, s, len, 61 + i);
@@ -542,11 +551,17 @@ static void test_slow_reads_go_buffered(void)
 	end = now_ms() + 3 * WAIT_MS;
 	for (i = 0; zc < len && now_ms() < end; i++) {
 		usleep(250 * 1000);
+		r0 = info(s).sdpi_rdma_reads;
 		zc = send_read_one(c, s, len, 90 + i);
+		reads = info(s).sdpi_rdma_reads - r0;
 	}
-	tap_diag("zero-copy again after %d sends", i);
+	tap_diag("zero-copy again after %d sends, in %llu reads (%llu on the clean link)",
+		 i, (unsigned long long)reads,
+		 (unsigned long long)reads_clean);
 	CHECK(zc == len, "no send went zero-copy within %d ms of fast reads (last: %llu of %zu bytes)",
 	      3 * WAIT_MS, (unsigned long long)zc, len);
+	CHECK(reads > reads_clean, "the send zero-copy again took %llu reads, as many as on the clean link: its first read was not a short probe",
+	      (unsigned long long)reads);
 	close(c);
 	close(s);
 	expect_unpinned();
