@@ -996,7 +996,12 @@ static void test_wire_loss_registrations(void)
 
 static void test_wire_reorder(void)
 {
-	impaired_transfer("delay 2ms reorder 25% 50%", 64 * MIB, 4 * MIB, MIB);
+	/*
+	 * Reordering makes the buffered path resend from the gap: 64 MiB
+	 * took 106 s (0.63 MB/s) on 6.1 one day and 148.7 s another,
+	 * against the bound of 150 s; 32 MiB reorders as often.
+	 */
+	impaired_transfer("delay 2ms reorder 25% 50%", 32 * MIB, 4 * MIB, MIB);
 }
 
 static void test_wire_duplicate(void)
