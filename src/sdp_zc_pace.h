@@ -29,23 +29,27 @@
  * back-off forgets it, so that a link that stays slower but clean is
  * judged afresh by its next reads.
  *
- * After SDP_ZC_SLOW_RUN slow reads in a row the reader declines
- * advertisements (SendSM, the spec's request for the buffered path) for a
- * back-off SDP_ZC_BACKOFF_COST times as long as those reads took, at
- * least SDP_ZC_BACKOFF_MIN_MS: the time lost to slow reads stays a small
- * share of the time, and reads that waited for a 2 s timeout back off
- * for longer than reads a resend slowed by tens of milliseconds.  The
- * first read after a back-off is a probe of at most SDP_ZC_PROBE_LEN
- * bytes, so that on a link still lossy it waits for one retry, not for
- * the several a read of 1 MiB meets.  A slow probe starts the next
- * back-off at once, twice the last one or its own cost if longer, up to
+ * After SDP_ZC_SLOW_RUN slow reads among the last SDP_ZC_SLOW_WINDOW the
+ * reader declines advertisements (SendSM, the spec's request for the
+ * buffered path) for a back-off SDP_ZC_BACKOFF_COST times as long as those
+ * reads took, at least SDP_ZC_BACKOFF_MIN_MS: the time lost to slow reads
+ * stays a small share of the time, and reads that waited for a 2 s timeout
+ * back off for longer than reads a resend slowed by tens of milliseconds.
+ * A read after a slow one reads at most SDP_ZC_PROBE_LEN bytes: on a link
+ * still lossy it waits for one retry, not for the several a read of 1 MiB
+ * meets, and no read comes near the reader's bound on its wait
+ * (SDP_ZC_ANSWER_TIMEOUT), which cuts a read that still progresses, one
+ * retry at a time, as surely as one that never completes.  Such a short
+ * read that is fast does not hide the slow ones around it: they are
+ * counted in the window, not in a row.  The first read after a back-off
+ * (the probe) is as short.  A slow probe starts the next back-off at once,
+ * twice the last one or its own cost if longer, up to
  * SDP_ZC_BACKOFF_MAX_MS.  A probe that is not slow brings zero-copy back;
  * the last back-off is remembered, halved by each read that is not slow,
- * so that on a link that stays lossy the next slow run backs off for
- * twice it again instead of starting small.  The sender, declined
- * SDP_ZC_HOLD_AFTER times in a row, stops advertising for SDP_ZC_HOLD
- * (sdp_zc_tx.c), so the back-off costs a declined advertisement, one
- * round trip, a second.
+ * so that on a link that stays lossy the next back-off is twice it again
+ * instead of starting small.  The sender, declined SDP_ZC_HOLD_AFTER times
+ * in a row, stops advertising for SDP_ZC_HOLD (sdp_zc_tx.c), so the
+ * back-off costs a declined advertisement, one round trip, a second.
  *
  * tests/unit.c checks these without a guest (make unit); the header
  * builds in the kernel and, through tests/unit/kcompat.h, in user space.
@@ -54,6 +58,7 @@
 #define _SDP_ZC_PACE_H
 
 #ifdef __KERNEL__
+#include <linux/string.h>
 #include <linux/types.h>
 #else
 #include "kcompat.h"
@@ -65,6 +70,7 @@
 #define SDP_ZC_SLOW_MARGIN_MS		50
 #define SDP_ZC_PACE_MIN_LEN		65536	/* 1 << 16 */
 #define SDP_ZC_SLOW_RUN			2
+#define SDP_ZC_SLOW_WINDOW		4
 #define SDP_ZC_BACKOFF_MIN_MS		1000
 #define SDP_ZC_BACKOFF_MAX_MS		64000
 #define SDP_ZC_BACKOFF_COST		8
@@ -72,8 +78,9 @@
 
 /**
  * struct sdp_zc_pace - the reader's record of its recent RDMA reads
- * @run: slow reads in a row
- * @run_ms: how long they took
+ * @slow_ms: the last SDP_ZC_SLOW_WINDOW reads, the latest first: how
+ *	long each took in ms if it was slow, else 0 (a slow read takes more
+ *	than SDP_ZC_SLOW_MARGIN_MS)
  * @backoff_ms: the last back-off, halved by each read that is not slow
  *	since; 0 when none is remembered
  * @rate: microseconds per SDP_ZC_PACE_MIN_LEN bytes, the connection's
@@ -81,8 +88,7 @@
  * @probe: the next read is the first after a back-off
  */
 struct sdp_zc_pace {
-	u32 run;
-	u32 run_ms;
+	u32 slow_ms[SDP_ZC_SLOW_WINDOW];
 	u32 backoff_ms;
 	u32 rate;
 	bool probe;
@@ -131,22 +137,46 @@ static inline void sdp_zc_pace_learn(struct sdp_zc_pace *p, u32 len, u32 us)
 		p->rate += (r - p->rate) / 8;
 }
 
-/* How much of @len bytes the next read may take: a probe takes little. */
+/*
+ * How much of @len bytes the next read may take: a probe, or a read
+ * after a slow one, takes little.
+ */
 static inline u32 sdp_zc_pace_read_len(const struct sdp_zc_pace *p, u32 len)
 {
-	return p->probe && len > SDP_ZC_PROBE_LEN ? SDP_ZC_PROBE_LEN : len;
+	if (!p->probe && !p->slow_ms[0])
+		return len;
+	return len > SDP_ZC_PROBE_LEN ? SDP_ZC_PROBE_LEN : len;
 }
 
-/* The back-off that the slow run now ending starts, in ms. */
-static inline u32 sdp_zc_pace_backoff(const struct sdp_zc_pace *p)
+/*
+ * Note the read that took @ms (0: it was not slow) as the latest; returns
+ * how many of the reads in the window were slow, and their time in *@total.
+ */
+static inline u32 sdp_zc_pace_note(struct sdp_zc_pace *p, u32 ms, u32 *total)
 {
-	u64 ms = (u64)p->run_ms * SDP_ZC_BACKOFF_COST;
+	u32 i, n = 0;
 
-	if (ms < SDP_ZC_BACKOFF_MIN_MS)
-		ms = SDP_ZC_BACKOFF_MIN_MS;
-	if (ms < 2ULL * p->backoff_ms)
-		ms = 2ULL * p->backoff_ms;
-	return ms < SDP_ZC_BACKOFF_MAX_MS ? ms : SDP_ZC_BACKOFF_MAX_MS;
+	*total = 0;
+	for (i = SDP_ZC_SLOW_WINDOW - 1; i > 0; i--)
+		p->slow_ms[i] = p->slow_ms[i - 1];
+	p->slow_ms[0] = ms;
+	for (i = 0; i < SDP_ZC_SLOW_WINDOW; i++) {
+		n += !!p->slow_ms[i];
+		*total += p->slow_ms[i];
+	}
+	return n;
+}
+
+/* The back-off that slow reads of @ms in all start now, in ms. */
+static inline u32 sdp_zc_pace_backoff(const struct sdp_zc_pace *p, u32 ms)
+{
+	u64 b = (u64)ms * SDP_ZC_BACKOFF_COST;
+
+	if (b < SDP_ZC_BACKOFF_MIN_MS)
+		b = SDP_ZC_BACKOFF_MIN_MS;
+	if (b < 2ULL * p->backoff_ms)
+		b = 2ULL * p->backoff_ms;
+	return b < SDP_ZC_BACKOFF_MAX_MS ? b : SDP_ZC_BACKOFF_MAX_MS;
 }
 
 /*
@@ -155,21 +185,21 @@ static inline u32 sdp_zc_pace_backoff(const struct sdp_zc_pace *p)
  */
 static inline u32 sdp_zc_pace_read(struct sdp_zc_pace *p, u32 len, u32 us)
 {
+	u32 n, ms;
+
 	if (!sdp_zc_read_slow(len, us, p->rate)) {
 		sdp_zc_pace_learn(p, len, us);
-		p->run = 0;
-		p->run_ms = 0;
+		sdp_zc_pace_note(p, 0, &ms);
 		p->probe = false;
 		p->backoff_ms /= 2;
 		return 0;
 	}
-	p->run++;
-	p->run_ms += min_t(u32, us / 1000, SDP_ZC_BACKOFF_MAX_MS);
-	if (p->run < SDP_ZC_SLOW_RUN && !p->probe)
+	ms = min_t(u32, us / 1000, SDP_ZC_BACKOFF_MAX_MS);
+	n = sdp_zc_pace_note(p, ms ? ms : 1, &ms);
+	if (n < SDP_ZC_SLOW_RUN && !p->probe)
 		return 0;
-	p->backoff_ms = sdp_zc_pace_backoff(p);
-	p->run = 0;
-	p->run_ms = 0;
+	p->backoff_ms = sdp_zc_pace_backoff(p, ms);
+	memset(p->slow_ms, 0, sizeof(p->slow_ms));
 	p->rate = 0;
 	p->probe = true;
 	return p->backoff_ms;

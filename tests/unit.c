@@ -913,12 +913,20 @@ static void test_zc_pace(void)
 	u32 want;
 	int i;
 
+	EQ(sdp_zc_pace_read_len(&p, len), len);
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
-	EQ(sdp_zc_pace_read(&p, len, fast), 0);		/* not in a row */
-	EQ(p.run, 0);
+	/* After a slow read the next is short: it may be slow again. */
+	EQ(sdp_zc_pace_read_len(&p, len), SDP_ZC_PROBE_LEN);
+	EQ(sdp_zc_pace_read(&p, len, fast), 0);
+	EQ(sdp_zc_pace_read_len(&p, len), len);
 	EQ(p.rate, 5000);
+	EQ(sdp_zc_pace_read(&p, len, fast), 0);
+	EQ(sdp_zc_pace_read(&p, len, fast), 0);
+	/* The slow read is four reads back: this one is alone in the window. */
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
 	EQ(p.rate, 5000);
+	/* A fast short read between two slow ones does not hide them. */
+	EQ(sdp_zc_pace_read(&p, SDP_ZC_PROBE_LEN, fast / 2), 0);
 	/* Two slow reads of 1 s: a back-off of SDP_ZC_BACKOFF_COST times 2 s. */
 	want = SDP_ZC_BACKOFF_COST * 2000;
 	EQ(sdp_zc_pace_read(&p, len, slow), want);
@@ -938,7 +946,7 @@ static void test_zc_pace(void)
 	EQ(p.probe, false);
 	EQ(sdp_zc_pace_read_len(&p, len), len);
 	EQ(p.backoff_ms, SDP_ZC_BACKOFF_MAX_MS / 2);
-	EQ(p.run, 0);
+	EQ(p.slow_ms[0], 0);
 	EQ(p.rate, 5000);
 	/* One slow read alone starts nothing; two start twice the memory. */
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
@@ -947,6 +955,10 @@ static void test_zc_pace(void)
 	for (i = 0; i < 20; i++)
 		EQ(sdp_zc_pace_read(&p, len, fast), 0);
 	EQ(p.backoff_ms, 0);
+	/* Only the slow reads in the window count towards the cost. */
+	EQ(sdp_zc_pace_read(&p, len, 3 * slow), 0);
+	for (i = 0; i < SDP_ZC_SLOW_WINDOW - 1; i++)
+		EQ(sdp_zc_pace_read(&p, len, fast), 0);
 	EQ(sdp_zc_pace_read(&p, len, slow), 0);
 	EQ(sdp_zc_pace_read(&p, len, slow), SDP_ZC_BACKOFF_COST * 2000);
 }
@@ -1004,7 +1016,7 @@ static void test_zc_pace_rate(void)
 	for (i = 0; i < 5; i++) {
 		us = p.rate * 8 * 3;
 		EQ(sdp_zc_pace_read(&p, len, us), 0);
-		EQ(p.run, 0);
+		EQ(p.slow_ms[0], 0);
 	}
 	EQ(p.rate > 3 * 1250, true);	/* it followed: 1.25 times a round */
 	/* Then reads five times the rate's time: slow, by the rate alone. */
