@@ -342,10 +342,10 @@ void sdp_zc_conn_free(struct sdp_sock *ssk)
 {
 	/* sdp_work() waits for it: it holds sdp_conn::zc_busy. */
 	WARN_ON_ONCE(ssk->zc_async || ssk->zc_gather || ssk->zc_spliced);
-	/* A connection made again starts with fast reads, nothing held. */
-	ssk->conn.zc_rx.pace = (struct sdp_zc_pace){ };
-	ssk->conn.zc_tx.declines = 0;
-	ssk->conn.zc_tx.held = false;
+	/*
+	 * The pacing, the declines and the hold go with the rest of
+	 * struct sdp_conn when a connection is made again (sdp_conn_reset()).
+	 */
 	if (ssk->conn.zc_tx.mr) {
 		ib_dereg_mr(ssk->conn.zc_tx.mr);
 		ssk->conn.zc_tx.mr = NULL;

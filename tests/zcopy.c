@@ -69,6 +69,12 @@ static void set_thresh(int fd, int v)
 	CHECK_OK(setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &v, sizeof(v)));
 }
 
+/* poll() has POLLHUP for *@arg (its connection is over). */
+static bool hung_up(void *arg)
+{
+	return wait_fd(*(int *)arg, 0, 0) & POLLHUP;
+}
+
 /* A counter of /proc/net/sdp_stats; it must exist. */
 static long long stat_value(const char *name)
 {
@@ -564,6 +570,69 @@ static void test_slow_reads_go_buffered(void)
 	      (unsigned long long)reads);
 	close(c);
 	close(s);
+	expect_unpinned();
+}
+
+/*
+ * A back-off belongs to the connection whose reads were slow, not to
+ * the socket: slow reads on a connection (zc_read_delay()) until the
+ * reader backs off, the peer resets it, the reader's socket connects
+ * again (a nonblocking connect() that left it connecting, called twice,
+ * as in redo_round()), and the new connection's first 1 MiB is read
+ * zero-copy at once.  Before, the socket kept the old back-off, up to
+ * 64 s of declined advertisements on a clean connection.
+ */
+static void test_backoff_ends_with_connection(void)
+{
+	struct sockaddr_storage addr;
+	const size_t len = zc_len();
+	struct linger lg = { 1, 0 };
+	long long back0;
+	uint64_t zc;
+	int l, c, s, r, e, i;
+
+	need_sdp();
+	zc_read_delay(0);
+	l = net_listener(&addr, 4, 0);
+	c = test_socket_af(addr.ss_family, SOCK_NONBLOCK);
+	CHECK(c >= 0, "socket: %s", strerror(errno));
+	r = connect(c, (const struct sockaddr *)&addr, sockaddr_len(&addr));
+	CHECK(!r || errno == EINPROGRESS, "nonblocking connect: %s",
+	      strerror(errno));
+	CHECK(wait_fd(c, POLLOUT, WAIT_MS) & POLLOUT, "not connected");
+	CHECK(!sockopt_get(c, SOL_SOCKET, SO_ERROR), "the connect failed");
+	s = net_accept(l, WAIT_MS);
+	set_nonblock(c, false);
+
+	zc_read_delay(700);
+	back0 = sdp_stat("ZcopyBackoffs");
+	for (i = 0; i < 16 && sdp_stat("ZcopyBackoffs") == back0; i++)
+		send_read_one(s, c, len, 120 + i);
+	zc_read_delay(0);
+	CHECK(sdp_stat("ZcopyBackoffs") > back0,
+	      "%d sends of slow reads, no back-off", i);
+	zc = send_read_one(s, c, len, 140);
+	CHECK(zc < len, "%llu of %zu bytes zero-copy during the back-off",
+	      (unsigned long long)zc, len);
+
+	/* The peer resets the connection; the reader connects again. */
+	CHECK_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	CHECK_OK(close(s));
+	CHECK(wait_until(hung_up, &c, WAIT_MS), "no reset came");
+	r = connect(c, (const struct sockaddr *)&addr, sockaddr_len(&addr));
+	e = errno;
+	CHECK(r < 0 && (e == ECONNRESET || e == ECONNABORTED),
+	      "connect() after the reset: %d (%s)", r, strerror(e));
+	r = connect(c, (const struct sockaddr *)&addr, sockaddr_len(&addr));
+	CHECK(!r, "connect() again: %s", strerror(errno));
+	s = net_accept(l, WAIT_MS);
+
+	zc = send_read_one(s, c, len, 141);
+	CHECK(zc == len, "the new connection's first send: %llu of %zu bytes zero-copy: it inherited the old one's back-off",
+	      (unsigned long long)zc, len);
+	close(s);
+	close(c);
+	close(l);
 	expect_unpinned();
 }
 
@@ -1481,12 +1550,6 @@ static void test_msg_zerocopy_nonblocking_stalled(void)
 	free(buf);
 	close(c);
 	close(s);
-}
-
-/* poll() has POLLHUP for *@arg (its connection is over). */
-static bool hung_up(void *arg)
-{
-	return wait_fd(*(int *)arg, 0, 0) & POLLHUP;
 }
 
 /*
@@ -2417,6 +2480,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_small_large_alternate),
 	TAP_TEST(test_large_after_small_on_fresh),
 	TAP_TEST(test_slow_reads_go_buffered),
+	TAP_TEST(test_backoff_ends_with_connection),
 	TAP_TEST(test_two_threads),
 	TAP_TEST(test_nonblocking_send),
 	TAP_TEST(test_msg_zerocopy_codes),
