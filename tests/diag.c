@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -756,21 +755,6 @@ static void test_sdpstat_summary(void)
 
 /* ---- tracepoints ---- */
 
-static bool tracing_dir(char *buf, size_t size)
-{
-	if (!access("/sys/kernel/tracing/events", F_OK)) {
-		snprintf(buf, size, "/sys/kernel/tracing");
-		return true;
-	}
-	mkdir("/sys/kernel/tracing", 0755);
-	if (!mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
-	    !access("/sys/kernel/tracing/events", F_OK)) {
-		snprintf(buf, size, "/sys/kernel/tracing");
-		return true;
-	}
-	return false;
-}
-
 static char *read_all_file(const char *path)
 {
 	size_t cap = 1 << 20, len = 0;
@@ -802,7 +786,7 @@ static void test_tracepoints(void)
 	/* A real host's tracefs is mounted, or stays unmounted. */
 	if (test_host_mode() && access("/sys/kernel/tracing/events", F_OK))
 		tap_skip("host mode: tracefs is not mounted at /sys/kernel/tracing");
-	if (!tracing_dir(root, sizeof(root)))
+	if (!tracefs_root(root, sizeof(root)))
 		tap_skip("no tracefs");
 	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
 		snprintf(path, sizeof(path), "%s/events/sdp/%s/format", root,

@@ -8,17 +8,22 @@
  * none, and its packets are the kernel's own TCP segments (iWARP runs over
  * TCP), counted in /proc/net/snmp.  On a real host (host mode,
  * tests/run_tests) the port's MTU is the host's, and an adapter's
- * packets are not counted here: rping's success is the check.
+ * packets are not counted here: rping's success is the check.  And the
+ * guest survives the kernel rewriting its own code while both CPUs run
+ * it, which QEMU's multi-threaded TCG does not guarantee.
  */
+#include <errno.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "tap.h"
 #include "util.h"
 
@@ -129,9 +134,98 @@ static void test_rping_over_rdma_cm(void)
 	CHECK(dev_packets(false) > rcvd0 + 20, "received packets did not move");
 }
 
+/* One of two processes that wake each other through pipes, forever. */
+static pid_t waker(int in, int out, bool first, unsigned long *count)
+{
+	pid_t pid = fork();
+	char b = 0;
+
+	if (pid)
+		return pid;
+	if (first && write(out, &b, 1) != 1)
+		_exit(1);
+	for (;;) {
+		if (read(in, &b, 1) != 1)
+			_exit(1);
+		__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
+		if (write(out, &b, 1) != 1)
+			_exit(1);
+	}
+}
+
+#define PATCH_MS		30000
+#define PATCH_MIN_ROUNDS	10
+
+/*
+ * The kernel rewrites its own code whenever a tracepoint or a static key
+ * changes (text_poke_bp(): an int3 over the site, an IPI to every CPU,
+ * the new bytes, IPIs again), and the suites change both: diag's
+ * tracepoints, and the static keys that a cgroup BPF program, a
+ * timestamping socket or a netfilter rule switch on.  QEMU's
+ * multi-threaded TCG can go on running one vCPU's old translation of
+ * code that another vCPU rewrote (QEMU issue 4669): the vCPU meets an
+ * int3 that the kernel no longer claims, and the guest dies with
+ * "Oops: int3" in whatever it was doing.  So the bed runs its vCPUs on
+ * one QEMU thread (tests/vm/run --tcg-thread), and this test keeps it
+ * that way: for PATCH_MS it switches the scheduler's two tracepoints on
+ * and off, whose sites (try_to_wake_up(), __schedule()) both CPUs run
+ * all the time, while two processes wake each other through pipes.
+ * With MTTCG the guest died within 2 s of this; with one thread, a
+ * round of four switches takes about 0.5 s (each waits for the other
+ * vCPU's turn, and for an RCU grace period).
+ */
+static void test_kernel_text_patching(void)
+{
+	static const char *const events[] = { "sched_wakeup", "sched_switch" };
+	unsigned long *wakeups;
+	char root[64], path[2][160];
+	int a[2], b[2], i = 0, e, st;
+	long long end = now_ms() + PATCH_MS;
+	pid_t pid[2];
+
+	TAP_SKIP_IF_HOST("it switches the host's scheduler tracepoints");
+	if (!tracefs_root(root, sizeof(root)))
+		tap_skip("no tracefs");
+	for (e = 0; e < 2; e++)
+		snprintf(path[e], sizeof(path[e]), "%s/events/sched/%s/enable",
+			 root, events[e]);
+	wakeups = mmap(NULL, sizeof(*wakeups), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(wakeups != MAP_FAILED, "mmap: %s", strerror(errno));
+	CHECK_OK(pipe(a));
+	CHECK_OK(pipe(b));
+	pid[0] = waker(a[0], b[1], true, wakeups);
+	pid[1] = waker(b[0], a[1], false, wakeups);
+	CHECK(pid[0] > 0 && pid[1] > 0, "fork: %s", strerror(errno));
+
+	for (; now_ms() < end; i++)
+		for (e = 0; e < 2; e++)
+			CHECK(!write_file(path[e], "1") &&
+			      !write_file(path[e], "0"),
+			      "switching %s: %s", path[e], strerror(errno));
+	for (e = 0; e < 2; e++) {
+		kill(pid[e], SIGKILL);
+		CHECK(waitpid(pid[e], &st, 0) == pid[e] && WIFSIGNALED(st),
+		      "waker %d ended by itself (status %#x)", e, st);
+	}
+	tap_diag("%d rounds, %d tracepoint switches, %lu wakeups", i, 4 * i,
+		 __atomic_load_n(wakeups, __ATOMIC_RELAXED));
+	CHECK(i >= PATCH_MIN_ROUNDS, "%d rounds in %d ms, fewer than %d", i,
+	      PATCH_MS, PATCH_MIN_ROUNDS);
+	CHECK(*wakeups >= PATCH_MIN_ROUNDS,
+	      "%lu wakeups: the wakers did not run beside the patching",
+	      *wakeups);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+	munmap(wakeups, sizeof(*wakeups));
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_port_active),
 	TAP_TEST(test_rping_over_rdma_cm),
+	TAP_TEST(test_kernel_text_patching),
 };
 
 TAP_MAIN(tests)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -99,6 +100,18 @@ int write_file(const char *path, const char *value)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+bool tracefs_root(char *buf, size_t size)
+{
+	if (access("/sys/kernel/tracing/events", F_OK)) {
+		mkdir("/sys/kernel/tracing", 0755);
+		if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) ||
+		    access("/sys/kernel/tracing/events", F_OK))
+			return false;
+	}
+	snprintf(buf, size, "/sys/kernel/tracing");
+	return true;
 }
 
 const char *test_device(void)

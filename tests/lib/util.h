@@ -112,6 +112,12 @@ bool kernel_has_kasan(void);
 /* Write @value to the file @path (a sysctl); 0 or -errno. */
 int write_file(const char *path, const char *value);
 
+/*
+ * tracefs's root in @buf (/sys/kernel/tracing, mounted there if it was
+ * not); false if it cannot be had.
+ */
+bool tracefs_root(char *buf, size_t size);
+
 /* Read a small file into @buf (NUL-terminated, trailing newline cut). */
 int read_file(const char *path, char *buf, size_t size);
 /* Read an unsigned integer from a file; -1 on error. */
