@@ -458,6 +458,8 @@ static void test_large_after_small_on_fresh(void)
 }
 
 #define ZC_READ_DELAY	"/sys/kernel/debug/sdp/zc_read_delay_ms"
+/* What a reader reads first after a slow read (SDP_ZC_PROBE_LEN). */
+#define ZC_PROBE_LEN	(64u << 10)
 
 /*
  * Every RDMA read of an advertisement takes @ms longer from now on, as a
@@ -499,7 +501,7 @@ static uint64_t send_read_one(int c, int s, size_t len, uint64_t seed)
  * back-off (eight times the slow reads' time, about 12 s here) and the
  * sender's hold (1 s) are over, a whole send goes zero-copy again, its
  * first read a short probe: it takes more reads than a send on the clean
- * link before.
+ * link before, where those reads were longer than a probe.
  */
 static void test_slow_reads_go_buffered(void)
 {
@@ -566,8 +568,17 @@ static void test_slow_reads_go_buffered(void)
 		 (unsigned long long)reads_clean);
 	CHECK(zc == len, "no send went zero-copy within %d ms of fast reads (last: %llu of %zu bytes)",
 	      3 * WAIT_MS, (unsigned long long)zc, len);
-	CHECK(reads > reads_clean, "the send zero-copy again took %llu reads, as many as on the clean link: its first read was not a short probe",
-	      (unsigned long long)reads);
+	/*
+	 * The probe shows as more reads only where the clean link's reads
+	 * were longer than a probe; soft-iWARP reads one run of the
+	 * reader's pages at a time (one SGE), shorter than that.
+	 */
+	if (len / reads_clean > ZC_PROBE_LEN)
+		CHECK(reads > reads_clean, "the send zero-copy again took %llu reads, as many as on the clean link: its first read was not a short probe",
+		      (unsigned long long)reads);
+	else
+		tap_diag("reads of %llu bytes on average, no longer than a probe's %u: the probe does not show in the count",
+			 (unsigned long long)(len / reads_clean), ZC_PROBE_LEN);
 	close(c);
 	close(s);
 	expect_unpinned();
@@ -1253,13 +1264,13 @@ static void expect_zc_note(int fd, uint32_t lo, uint32_t hi, uint8_t code)
  * MSG_ZEROCOPY's notifications say what SDP did with the caller's pages.
  * A nonblocking send below the zero-copy threshold is copied: id 0,
  * SO_EE_CODE_ZEROCOPY_COPIED, queued before send() returns.  A blocking
- * 1 MiB send goes zero-copy, the peer reading the caller's pages: id 1,
- * code 0.  Three small sends, copied, before the program reads the
+ * send of 1 MiB (of what one advertisement maps, zc_len()) goes
+ * zero-copy, the peer reading the caller's pages: id 1, code 0.  Three small sends, copied, before the program reads the
  * queue: one notification, ids 2 to 4, COPIED.  Everything arrives.
  */
 static void test_msg_zerocopy_codes(void)
 {
-	const size_t big = 4 * MIB;
+	const size_t big = 4 * MIB, one = zc_len();
 	char *buf = xmalloc(big + MIB + 3000);
 	struct reader r = { .seed = 43 };
 	struct zc_note n;
@@ -1287,14 +1298,14 @@ static void test_msg_zerocopy_codes(void)
 	CHECK(info(c).sdpi_srcavail_tx == 0, "1000 bytes were advertised");
 
 	r.fd = s;
-	r.want = off + MIB + 3000;
+	r.want = off + one + 3000;
 	CHECK_OK(pthread_create(&t, NULL, reader_fn, &r));
-	k = send(c, buf + off, MIB, MSG_ZEROCOPY | MSG_NOSIGNAL);
-	CHECK(k == MIB, "send 1 MiB: %zd (%s)", k, strerror(errno));
-	off += MIB;
-	CHECK(info(c).sdpi_zcopy_tx_bytes == MIB,
-	      "%llu bytes zero-copy of the 1 MiB send",
-	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes);
+	k = send(c, buf + off, one, MSG_ZEROCOPY | MSG_NOSIGNAL);
+	CHECK(k == (ssize_t)one, "send %zu: %zd (%s)", one, k, strerror(errno));
+	off += one;
+	CHECK(info(c).sdpi_zcopy_tx_bytes == one,
+	      "%llu bytes zero-copy of the %zu-byte send",
+	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes, one);
 	expect_zc_note(c, 1, 1, 0);
 	for (i = 0; i < 3; i++) {
 		k = send(c, buf + off, 1000, MSG_ZEROCOPY | MSG_NOSIGNAL);
@@ -1380,12 +1391,14 @@ static void read_to_end(int s, size_t k, uint64_t seed)
  * counts the bytes, and the socket is not writable (no POLLOUT; a
  * nonblocking send gets EAGAIN).  Then the notification has code 0 and
  * the caller's buffer is its own again (overwriting it changes nothing
- * the peer gets).  The program then sends 3 MiB more as poll() allows:
- * every id is notified, every byte arrives, nothing stays pinned.
+ * the peer gets).  The program then sends three advertisements' worth
+ * more as poll() allows (3 MiB; less where a device maps fewer pages,
+ * zc_len()): every id is notified, every byte arrives, all of it
+ * zero-copy, nothing stays pinned.
  */
 static void test_msg_zerocopy_nonblocking(void)
 {
-	const size_t total = 4 * MIB;
+	const size_t total = 4 * zc_len();
 	char *buf = xmalloc(total);
 	struct reader r = { .seed = 91, .want = total };
 	uint32_t ids = 1, next = 1;
@@ -1579,10 +1592,11 @@ static void test_msg_zerocopy_nonblocking_close(void)
 	pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (!pid)
-		_exit(msgzc_send_nb(c, buf, MIB) == MIB ? 0 : 1);
+		_exit(msgzc_send_nb(c, buf, zc_len()) == (ssize_t)zc_len() ?
+		      0 : 1);
 	close(c);
 	wait_child_ok(pid, "the sender that exits");
-	read_to_end(s, MIB, 93);
+	read_to_end(s, zc_len(), 93);
 	close(s);
 	expect_unpinned();
 
