@@ -590,8 +590,9 @@ static void test_slow_reads_go_buffered(void)
  * reader backs off, the peer resets it, the reader's socket connects
  * again (a nonblocking connect() that left it connecting, called twice,
  * as in redo_round()), and the new connection's first 1 MiB is read
- * zero-copy at once.  Before, the socket kept the old back-off, up to
- * 64 s of declined advertisements on a clean connection.
+ * zero-copy at once.  A socket that kept the old back-off would decline
+ * up to 64 s of advertisements on a clean connection (sdp_conn_reset()
+ * starts each connection's pacing afresh).
  */
 static void test_backoff_ends_with_connection(void)
 {
@@ -616,11 +617,11 @@ static void test_backoff_ends_with_connection(void)
 	set_nonblock(c, false);
 
 	zc_read_delay(700);
-	back0 = sdp_stat("ZcopyBackoffs");
-	for (i = 0; i < 16 && sdp_stat("ZcopyBackoffs") == back0; i++)
+	back0 = stat_value("ZcopyBackoffs");
+	for (i = 0; i < 16 && stat_value("ZcopyBackoffs") == back0; i++)
 		send_read_one(s, c, len, 120 + i);
 	zc_read_delay(0);
-	CHECK(sdp_stat("ZcopyBackoffs") > back0,
+	CHECK(stat_value("ZcopyBackoffs") > back0,
 	      "%d sends of slow reads, no back-off", i);
 	zc = send_read_one(s, c, len, 140);
 	CHECK(zc < len, "%llu of %zu bytes zero-copy during the back-off",
