@@ -2611,6 +2611,12 @@ static bool mem_pages_plus(void *arg)
 	return sdp_stat("MemPages") - a->base == a->want;
 }
 
+/* RxBufWaits has moved past *@arg. */
+static bool rx_buf_waited(void *arg)
+{
+	return sdp_stat("RxBufWaits") > *(long long *)arg;
+}
+
 /*
  * A connection posts net.sdp.rx_init_bufs receive buffers (4 by default;
  * the rest of this suite runs with 16, the whole ring, see main()) and
@@ -3009,13 +3015,18 @@ static void test_rx_shrink_no_memory(void)
 	fail_rx_alloc(true);
 	for (i = p.tx_mseq + 1; i < x; i++)
 		peer_send(&p, MID_DATA, NULL, 0);
+	/*
+	 * The 12 buffers freed may go before the 4 replacements fail, so
+	 * MemPages can reach its mark before RxBufWaits moves: both are
+	 * waited for.
+	 */
+	CHECK(waits >= 0 && wait_until(rx_buf_waited, &waits, WAIT_MS),
+	      "RxBufWaits %lld, %lld before the allocations failed",
+	      sdp_stat("RxBufWaits"), waits);
 	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
 			 SDP_HALF_OPEN_BUFS * BUF_PAGES }, WAIT_MS),
 	      "MemPages +%lld with no memory, expected +%d: 4 full buffers kept",
 	      sdp_stat("MemPages") - pages, SDP_HALF_OPEN_BUFS * BUF_PAGES);
-	CHECK(waits >= 0 && sdp_stat("RxBufWaits") > waits,
-	      "RxBufWaits %lld, %lld before the allocations failed",
-	      sdp_stat("RxBufWaits"), waits);
 	fail_rx_alloc(false);
 	sdp_expect_small_ring(&p, x);
 	CHECK(wait_until(mem_pages_plus, &(struct pages_at){ pages,
