@@ -1797,8 +1797,11 @@ static void storm_run(int before, int file)
 	}
 	tap_diag("%ld connections", rounds);
 	CHECK(rounds >= STORM_THREADS, "only %ld connections", rounds);
-	CHECK(wait_until(sdp_sockets_back, &before, 3 * WAIT_MS),
-	      "%d SDP sockets left, %d before", proc_net_sdp_count(), before);
+	if (!wait_until(sdp_sockets_back, &before, 3 * WAIT_MS)) {
+		diag_sdp_sockets();
+		CHECK(0, "%d SDP sockets left, %d before",
+		      proc_net_sdp_count(), before);
+	}
 	expect_unpinned();
 }
 

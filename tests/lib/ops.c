@@ -118,18 +118,6 @@ static bool no_sdp_sockets(void *arg)
 	return proc_net_sdp_count() == 0;
 }
 
-void diag_sdp_sockets(void)
-{
-	char *out, *line, *save;
-	int st;
-
-	out = run_capture("cat /proc/net/sdp; tools/bin/sdpstat -a -e", &st);
-	for (line = strtok_r(out, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		tap_diag("%s", line);
-	free(out);
-}
-
 /* Sockets closed by earlier tests finish their teardown first. */
 void wait_no_sockets(void)
 {

@@ -56,8 +56,6 @@ void wait_child_ok(pid_t pid);
 
 /* Wait until @fd has exactly @bytes unread. */
 void wait_inq(int fd, int bytes);
-/* Every SDP socket, its state, timers and counters, as TAP comments. */
-void diag_sdp_sockets(void);
 /* Sockets closed by earlier tests finish their teardown first. */
 void wait_no_sockets(void);
 

@@ -299,6 +299,24 @@ bool proc_net_sdp_has_inode(unsigned long ino)
 	return proc_net_sdp_scan(ino, &found) >= 0 && found;
 }
 
+void diag_sdp_sockets(void)
+{
+	char line[512];
+	FILE *p;
+
+	fflush(stdout);
+	p = popen("cat /proc/net/sdp; tools/bin/sdpstat -a -e 2>&1", "r");
+	if (!p) {
+		tap_diag("popen sdpstat: %s", strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		tap_diag("%s", line);
+	}
+	pclose(p);
+}
+
 long long sdp_stat(const char *name)
 {
 	char line[256], key[128];

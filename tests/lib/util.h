@@ -86,6 +86,12 @@ long long sdp_stat(const char *name);
 int proc_net_sdp_count(void);
 /* Is there a /proc/net/sdp line for the socket with inode @ino? */
 bool proc_net_sdp_has_inode(unsigned long ino);
+/*
+ * Every SDP socket, its state, timers and counters (/proc/net/sdp and
+ * sdpstat -a -e), as TAP comments: what a test that finds sockets left
+ * over shows.
+ */
+void diag_sdp_sockets(void);
 
 /*
  * Kernel log: kmsg_open() positions a reader at the end of the log;
