@@ -106,6 +106,11 @@
  * |              |                             | of ours, whose completion is |
  * |              |                             | then flushed)                |
  * +--------------+-----------------------------+------------------------------+
+ * | closed by    | Data or SrcAvail from the   | CLOSE; abort                 |
+ * | its owner    | peer, also one that came    | (``AbortOnData``)            |
+ * |              | while ``close`` was at work |                              |
+ * |              | (sdp_close_orphan)          |                              |
+ * +--------------+-----------------------------+------------------------------+
  * | closed by    | ``net.sdp.fin_timeout`` (or | abort (``AbortOnTimeout``)   |
  * | its owner    | the socket's                |                              |
  * |              | ``TCP_LINGER2``) passes     |                              |
@@ -411,6 +416,27 @@ static void sdp_close_linger(struct sdp_sock *ssk)
 	remove_wait_queue(sk_sleep(sk), &wait);
 }
 
+/*
+ * The owner lets go of the socket.  The receive path queues Data and
+ * SrcAvail until the socket is orphaned, and aborts on them after
+ * (nobody will read them); what came in between, after sdp_release()
+ * looked for unread data, is answered the same way.  TCP's backlog holds
+ * such segments until after sock_orphan(); our completions do not wait
+ * for lock_sock().  Unanswered, they would hold receive buffers until
+ * net.sdp.fin_timeout, and the peer's credits with them.
+ */
+static void sdp_close_orphan(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	sock_owned_by_me(sk);
+	sock_orphan(sk);
+	spin_lock_bh(&ssk->lock);
+	if (ssk->conn.rx_bytes && sk->sk_state != TCP_CLOSE)
+		__sdp_abort(ssk, SDP_ABORT_REASON_DATA, -ECONNRESET);
+	spin_unlock_bh(&ssk->lock);
+}
+
 int sdp_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
@@ -461,8 +487,9 @@ int sdp_release(struct socket *sock)
 	} else if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
 		sdp_abort(ssk, SDP_ABORT_REASON_NONE, 0);	/* connecting */
 	}
+	sdp_fault_release_delay();
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
-	sock_orphan(sk);
+	sdp_close_orphan(ssk);
 	if (sk->sk_state != TCP_CLOSE) {
 		/*
 		 * The peer has net.sdp.fin_timeout, or the socket's

@@ -30,6 +30,13 @@
  *	the CQ must not go from under it (tests/rdma.c,
  *	test_teardown_races_cq_poll).
  *
+ *   /sys/kernel/debug/sdp/release_delay_ms (0..1000, initially 0)
+ *	close() (sdp_release()) sleeps this long after it has decided how
+ *	to end the connection (unread data or not: our DisConn or an
+ *	abort) and before it orphans the socket; data the peer sends
+ *	meanwhile will never be read and must reset the connection as data
+ *	after close() does (tests/peer.c, test_data_during_close).
+ *
  *   /sys/kernel/debug/sdp/zc_read_delay_ms (0..3000, initially 0)
  *	a reader that RDMA-reads a peer's advertisement counts each read
  *	as this much slower than it was, as long as one the transport had
@@ -49,6 +56,7 @@
 bool sdp_fail_rx_alloc;
 u32 sdp_close_delay_us;
 u32 sdp_cq_rearm_delay_us;
+u32 sdp_release_delay_ms;
 u32 sdp_zc_read_delay_ms;
 atomic_t sdp_close_pausing = ATOMIC_INIT(0);
 
@@ -74,6 +82,8 @@ void sdp_fault_init(void)
 			   &sdp_close_delay_us);
 	debugfs_create_u32("cq_rearm_delay_us", 0600, sdp_debugfs,
 			   &sdp_cq_rearm_delay_us);
+	debugfs_create_u32("release_delay_ms", 0600, sdp_debugfs,
+			   &sdp_release_delay_ms);
 	debugfs_create_u32("zc_read_delay_ms", 0600, sdp_debugfs,
 			   &sdp_zc_read_delay_ms);
 }

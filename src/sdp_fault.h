@@ -18,11 +18,13 @@
 extern bool sdp_fail_rx_alloc;
 extern u32 sdp_close_delay_us;
 extern u32 sdp_cq_rearm_delay_us;
+extern u32 sdp_release_delay_ms;
 extern u32 sdp_zc_read_delay_ms;
 
 #define SDP_FAULT_DELAY_MAX_US	1000
 #define SDP_FAULT_REARM_MAX_MS	20
 #define SDP_FAULT_READ_DELAY_MAX_MS	3000
+#define SDP_FAULT_RELEASE_MAX_MS	1000
 
 /* Is a receive buffer the ring grows or changes size with to fail? */
 static inline bool sdp_fault_rx_alloc(void)
@@ -61,6 +63,19 @@ static inline void sdp_fault_cq_rearm_delay(bool down)
 	us = min_t(u32, us, SDP_FAULT_REARM_MAX_MS * USEC_PER_MSEC);
 	mdelay(us / USEC_PER_MSEC);
 	udelay(us % USEC_PER_MSEC);
+}
+
+/*
+ * release_delay_ms: close() sleeps, lock_sock() held, between deciding
+ * how the connection ends and orphaning the socket.
+ */
+static inline void sdp_fault_release_delay(void)
+{
+	u32 ms = READ_ONCE(sdp_release_delay_ms);
+
+	if (likely(!ms))
+		return;
+	msleep(min_t(u32, ms, SDP_FAULT_RELEASE_MAX_MS));
 }
 
 /*

@@ -2298,6 +2298,70 @@ static void test_data_after_close(void)
 	}
 }
 
+#define RELEASE_DELAY	"/sys/kernel/debug/sdp/release_delay_ms"
+
+struct closer {
+	int fd;
+	int ret;
+	int err;
+	volatile bool done;
+};
+
+static void *close_fn(void *arg)
+{
+	struct closer *c = arg;
+
+	c->ret = close(c->fd);
+	c->err = errno;
+	c->done = true;
+	return NULL;
+}
+
+/*
+ * Data that arrives while close() is at work, after it looked for unread
+ * data and before it orphaned the socket, will never be read either: it
+ * is answered with AbortConn as data after close() is, and not logged.
+ * The module's release_delay_ms holds close() in that window for a
+ * second; the peer sends its Data once the module's DisConn came, which
+ * close() posts before the pause.  Such Data used to stay in the closed
+ * socket's receive queue, never answered, holding a receive buffer, so
+ * that a peer that went on sending could run out of credits, and both
+ * sockets stayed until net.sdp.fin_timeout (60 s: a storm of closes
+ * under traffic left them, tests/zcopy.c test_sendfile_zerocopy_storm).
+ */
+static void test_data_during_close(void)
+{
+	struct closer cl = { 0 };
+	struct peer p;
+	pthread_t t;
+
+	TAP_SKIP_IF_HOST("every close() on the host would pause");
+	if (access(RELEASE_DELAY, W_OK))
+		tap_skip("no %s: %s", RELEASE_DELAY, strerror(errno));
+	klog_start();
+	peer_setup(&p, 0);
+	CHECK(write_file(RELEASE_DELAY, "1000") == 0, "write %s: %s",
+	      RELEASE_DELAY, strerror(errno));
+	cl.fd = p.sock;
+	p.sock = -1;
+	CHECK(!pthread_create(&t, NULL, close_fn, &cl), "pthread_create");
+	peer_expect_msg(&p, MID_DISCONN, p.tx_mseq);
+	peer_send_data(&p, "during");
+	peer_sends_ok(&p);
+	CHECK(!cl.done, "close() returned before the Data arrived");
+	peer_expect_msg(&p, MID_ABORT, p.tx_mseq);
+	peer_expect_disconnect(&p);
+	CHECK(!pthread_join(t, NULL), "pthread_join");
+	CHECK(cl.ret == 0, "close: %s", strerror(cl.err));
+	CHECK(write_file(RELEASE_DELAY, "0") == 0, "write %s: %s",
+	      RELEASE_DELAY, strerror(errno));
+	peer_teardown(&p);
+	if (klog_has("sdp: ")) {
+		klog_show();
+		CHECK(false, "the module logged something");
+	}
+}
+
 /*
  * The peer disconnects while its connection waits in the accept queue,
  * then the listener is closed: the socket, its QP, CQ and CM id must go
@@ -3202,6 +3266,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_bad_hello),
 	TAP_TEST(test_credits_without_buffers),
 	TAP_TEST(test_data_after_close),
+	TAP_TEST(test_data_during_close),
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),
 	TAP_TEST(test_reset_before_rtu),
