@@ -3667,6 +3667,61 @@ static void test_write_after_close_nosignal(void)
 	close(c);
 }
 
+#define RELEASE_DELAY	"/sys/kernel/debug/sdp/release_delay_ms"
+
+static void *close_fd_fn(void *arg)
+{
+	close(*(int *)arg);
+	return NULL;
+}
+
+/*
+ * Data that reaches a socket while its close() is at work, after close()
+ * looked for unread data, is refused as data after close() is: the
+ * sender is reset (EPIPE: it had seen the close), and both sockets go.  Over SDP the module's
+ * release_delay_ms (debugfs; not in host mode) holds close() in that
+ * window for a second, and the pairs have 4 KiB buffers, so that what
+ * lands there fills the closing socket's receive ring.  Such data used
+ * to be queued for nobody, never answered: the sender ran out of
+ * credits, was never told, and both sockets stayed until
+ * net.sdp.fin_timeout (60 s).
+ */
+static void test_send_into_closing_socket(void)
+{
+	static char buf[64 * 1024];
+	int c, s, err, before = proc_net_sdp_count();
+	bool pause = test_is_sdp() && !test_host_mode() &&
+		     !access(RELEASE_DELAY, W_OK);
+	pthread_t t;
+	ssize_t n;
+
+	net_pair_bufsize(&c, &s, 4096);
+	if (pause)
+		CHECK(write_file(RELEASE_DELAY, "1000") == 0, "write %s: %s",
+		      RELEASE_DELAY, strerror(errno));
+	CHECK(!pthread_create(&t, NULL, close_fd_fn, &s), "pthread_create");
+	/* Over SDP, close() is in its pause now. */
+	usleep(300 * 1000);
+	n = send(c, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+	CHECK(n > 0, "send: %zd, %s", n, strerror(errno));
+	CHECK(!pthread_join(t, NULL), "pthread_join");
+	if (pause)
+		CHECK(write_file(RELEASE_DELAY, "0") == 0, "write %s: %s",
+		      RELEASE_DELAY, strerror(errno));
+	CHECK(wait_fd(c, POLLERR, WAIT_MS) & POLLERR,
+	      "the sender was not reset within %d s", WAIT_MS / 1000);
+	n = send(c, "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	err = n < 0 ? errno : 0;
+	CHECK(err == EPIPE, "send: %zd, %s, want EPIPE", n, errname(err));
+	close(c);
+	if (test_is_sdp() &&
+	    !wait_until(sdp_sockets_at_most, &before, WAIT_MS)) {
+		diag_sdp_sockets();
+		CHECK(0, "%d SDP sockets %d s after the close, %d before",
+		      proc_net_sdp_count(), WAIT_MS / 1000, before);
+	}
+}
+
 /* Both sides wait for each other through two pipes. */
 static void barrier(int wr, int rd)
 {
@@ -4316,6 +4371,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_linger_zero_resets),
 	TAP_TEST(test_write_after_close_sigpipe),
 	TAP_TEST(test_write_after_close_nosignal),
+	TAP_TEST(test_send_into_closing_socket),
 	TAP_TEST(test_simultaneous_close),
 	/* Signals */
 	TAP_TEST(test_recv_eintr),
