@@ -107,9 +107,9 @@
  * |              |                             | then flushed)                |
  * +--------------+-----------------------------+------------------------------+
  * | closed by    | Data or SrcAvail from the   | CLOSE; abort                 |
- * | its owner    | peer, also one that came    | (``AbortOnData``)            |
- * |              | while ``close`` was at work |                              |
- * |              | (sdp_close_orphan)          |                              |
+ * | its owner    | peer, from the moment       | (``AbortOnData``)            |
+ * |              | ``close`` looked for unread |                              |
+ * |              | data (sdp_close_take_rx)    |                              |
  * +--------------+-----------------------------+------------------------------+
  * | closed by    | ``net.sdp.fin_timeout`` (or | abort (``AbortOnTimeout``)   |
  * | its owner    | the socket's                |                              |
@@ -417,24 +417,35 @@ static void sdp_close_linger(struct sdp_sock *ssk)
 }
 
 /*
- * The owner lets go of the socket.  The receive path queues Data and
- * SrcAvail until the socket is orphaned, and aborts on them after
- * (nobody will read them); what came in between, after sdp_release()
- * looked for unread data, is answered the same way.  TCP's backlog holds
- * such segments until after sock_orphan(); our completions do not wait
- * for lock_sock().  Unanswered, they would hold receive buffers until
- * net.sdp.fin_timeout, and the peer's credits with them.
+ * close() takes the receive side from the owner: is anything unread?
+ * Data or SrcAvail from now on resets the connection (sdp_rx_closed()),
+ * as TCP resets data that reaches a socket close() has shut.  One look,
+ * under ssk->lock: every message is either counted here or sees the
+ * flag.  What came between a look at rx_bytes alone and sock_orphan()
+ * was queued for nobody, never answered, and its receive buffers held
+ * the peer's credits until net.sdp.fin_timeout.
  */
-static void sdp_close_orphan(struct sdp_sock *ssk)
+static bool sdp_close_take_rx(struct sdp_sock *ssk)
 {
-	struct sock *sk = &ssk->sk;
+	bool unread;
 
-	sock_owned_by_me(sk);
-	sock_orphan(sk);
 	spin_lock_bh(&ssk->lock);
-	if (ssk->conn.rx_bytes && sk->sk_state != TCP_CLOSE)
-		__sdp_abort(ssk, SDP_ABORT_REASON_DATA, -ECONNRESET);
+	set_bit(SDP_C_RX_CLOSED, &ssk->conn.flags);
+	unread = ssk->conn.rx_bytes;
 	spin_unlock_bh(&ssk->lock);
+	return unread;
+}
+
+/*
+ * Does Data or SrcAvail reset the connection: close() took the receive
+ * side, or the socket is orphaned (a passive one never accepted)?
+ * ssk->lock held.
+ */
+bool sdp_rx_closed(const struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	return test_bit(SDP_C_RX_CLOSED, &ssk->conn.flags) ||
+	       sock_flag(&ssk->sk, SOCK_DEAD);
 }
 
 int sdp_release(struct socket *sock)
@@ -470,7 +481,7 @@ int sdp_release(struct socket *sock)
 		 * may not have been delivered; otherwise the peer gets all
 		 * data, then EOF.
 		 */
-		if (READ_ONCE(ssk->conn.rx_bytes) ||
+		if (sdp_close_take_rx(ssk) ||
 		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime &&
 		     ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT |
 					     TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2)))) {
@@ -489,7 +500,7 @@ int sdp_release(struct socket *sock)
 	}
 	sdp_fault_release_delay();
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
-	sdp_close_orphan(ssk);
+	sock_orphan(sk);
 	if (sk->sk_state != TCP_CLOSE) {
 		/*
 		 * The peer has net.sdp.fin_timeout, or the socket's

@@ -25,6 +25,7 @@ struct sdp_sock;
 void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 bool sdp_abort_in_flight(const struct sdp_sock *ssk);
+bool sdp_rx_closed(const struct sdp_sock *ssk);
 void sdp_close_check_done(struct sdp_sock *ssk);
 void sdp_close_disconn_rcvd(struct sdp_sock *ssk);
 void sdp_close_disconn_done(struct sdp_sock *ssk);

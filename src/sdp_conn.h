@@ -205,6 +205,10 @@ enum {
 				 * the id and QP stay until it returned
 				 * (sdp_cm_iw_connect())
 				 */
+	SDP_C_RX_CLOSED,	/* close() took the receive side: Data or
+				 * SrcAvail from now on resets the
+				 * connection (sdp_close_take_rx())
+				 */
 };
 
 /*

@@ -30,12 +30,13 @@
  *	the CQ must not go from under it (tests/rdma.c,
  *	test_teardown_races_cq_poll).
  *
- *   /sys/kernel/debug/sdp/release_delay_ms (0..1000, initially 0)
+ *   /sys/kernel/debug/sdp/release_delay_ms (0..5000, initially 0)
  *	close() (sdp_release()) sleeps this long after it has decided how
  *	to end the connection (unread data or not: our DisConn or an
  *	abort) and before it orphans the socket; data the peer sends
  *	meanwhile will never be read and must reset the connection as data
- *	after close() does (tests/peer.c, test_data_during_close).
+ *	after close() does (tests/peer.c, test_data_during_close;
+ *	tests/stream.c, test_send_into_closing_socket).
  *
  *   /sys/kernel/debug/sdp/zc_read_delay_ms (0..3000, initially 0)
  *	a reader that RDMA-reads a peer's advertisement counts each read

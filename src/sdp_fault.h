@@ -24,7 +24,7 @@ extern u32 sdp_zc_read_delay_ms;
 #define SDP_FAULT_DELAY_MAX_US	1000
 #define SDP_FAULT_REARM_MAX_MS	20
 #define SDP_FAULT_READ_DELAY_MAX_MS	3000
-#define SDP_FAULT_RELEASE_MAX_MS	1000
+#define SDP_FAULT_RELEASE_MAX_MS	5000
 
 /* Is a receive buffer the ring grows or changes size with to fail? */
 static inline bool sdp_fault_rx_alloc(void)

@@ -614,7 +614,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			sdp_warn_peer(ssk, "data after DisConn; aborting\n");
 			goto abort;
 		}
-		if (sock_flag(sk, SOCK_DEAD)) {
+		if (sdp_rx_closed(ssk)) {
 			/* Nobody will read it: like TCP, reset. */
 			__sdp_abort(ssk, SDP_ABORT_REASON_DATA, -ECONNRESET);
 			return false;

@@ -395,7 +395,6 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 {
 	struct sdp_bsdh *h = b->data;
-	struct sock *sk = &ssk->sk;
 	u32 n;
 
 	lockdep_assert_held(&ssk->lock);
@@ -419,7 +418,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		SDP_SK_INC(ssk, SRCAVAIL_RX);
-		if (sock_flag(sk, SOCK_DEAD)) {
+		if (sdp_rx_closed(ssk)) {
 			__sdp_abort(ssk, SDP_ABORT_REASON_DATA, -ECONNRESET);
 			return false;
 		}

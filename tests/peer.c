@@ -42,6 +42,7 @@
 #include <linux/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2304,7 +2305,7 @@ struct closer {
 	int fd;
 	int ret;
 	int err;
-	volatile bool done;
+	atomic_bool done;
 };
 
 static void *close_fn(void *arg)
@@ -2313,7 +2314,7 @@ static void *close_fn(void *arg)
 
 	c->ret = close(c->fd);
 	c->err = errno;
-	c->done = true;
+	atomic_store(&c->done, true);
 	return NULL;
 }
 
@@ -2321,8 +2322,8 @@ static void *close_fn(void *arg)
  * Data that arrives while close() is at work, after it looked for unread
  * data and before it orphaned the socket, will never be read either: it
  * is answered with AbortConn as data after close() is, and not logged.
- * The module's release_delay_ms holds close() in that window for a
- * second; the peer sends its Data once the module's DisConn came, which
+ * The module's release_delay_ms holds close() in that window for 2 s;
+ * the peer sends its Data once the module's DisConn came, which
  * close() posts before the pause.  Such Data used to stay in the closed
  * socket's receive queue, never answered, holding a receive buffer, so
  * that a peer that went on sending could run out of credits, and both
@@ -2340,7 +2341,7 @@ static void test_data_during_close(void)
 		tap_skip("no %s: %s", RELEASE_DELAY, strerror(errno));
 	klog_start();
 	peer_setup(&p, 0);
-	CHECK(write_file(RELEASE_DELAY, "1000") == 0, "write %s: %s",
+	CHECK(write_file(RELEASE_DELAY, "2000") == 0, "write %s: %s",
 	      RELEASE_DELAY, strerror(errno));
 	cl.fd = p.sock;
 	p.sock = -1;
@@ -2348,7 +2349,7 @@ static void test_data_during_close(void)
 	peer_expect_msg(&p, MID_DISCONN, p.tx_mseq);
 	peer_send_data(&p, "during");
 	peer_sends_ok(&p);
-	CHECK(!cl.done, "close() returned before the Data arrived");
+	CHECK(!atomic_load(&cl.done), "close() returned before the Data arrived");
 	peer_expect_msg(&p, MID_ABORT, p.tx_mseq);
 	peer_expect_disconnect(&p);
 	CHECK(!pthread_join(t, NULL), "pthread_join");

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -3669,47 +3670,64 @@ static void test_write_after_close_nosignal(void)
 
 #define RELEASE_DELAY	"/sys/kernel/debug/sdp/release_delay_ms"
 
-static void *close_fd_fn(void *arg)
+struct closer {
+	int fd;
+	atomic_bool done;
+};
+
+static void *close_fn(void *arg)
 {
-	close(*(int *)arg);
+	struct closer *c = arg;
+
+	close(c->fd);
+	atomic_store(&c->done, true);
 	return NULL;
 }
 
 /*
- * Data that reaches a socket while its close() is at work, after close()
- * looked for unread data, is refused as data after close() is: the
- * sender is reset (EPIPE: it had seen the close), and both sockets go.  Over SDP the module's
- * release_delay_ms (debugfs; not in host mode) holds close() in that
- * window for a second, and the pairs have 4 KiB buffers, so that what
- * lands there fills the closing socket's receive ring.  Such data used
- * to be queued for nobody, never answered: the sender ran out of
- * credits, was never told, and both sockets stayed until
- * net.sdp.fin_timeout (60 s).
+ * Data that reaches a socket after its close() looked for unread data,
+ * while close() is still at work, is refused as data after close() is:
+ * the sender is reset (EPIPE: it had seen the close), and both sockets
+ * go.  Over SDP the module's release_delay_ms (debugfs; not in host
+ * mode) holds close() there for 2 s; the Data lands in that pause (one
+ * AbortOnData), and the pairs have 4 KiB buffers, so that it fills the
+ * closing socket's receive ring.  Such data used to be queued for
+ * nobody and never answered: the sender ran out of credits, was never
+ * told, and both sockets stayed until net.sdp.fin_timeout (60 s).
  */
 static void test_send_into_closing_socket(void)
 {
 	static char buf[64 * 1024];
-	int c, s, err, before = proc_net_sdp_count();
+	int c, err, before = proc_net_sdp_count();
 	bool pause = test_is_sdp() && !test_host_mode() &&
 		     !access(RELEASE_DELAY, W_OK);
+	long long aborts = pause ? sdp_stat("AbortOnData") : 0;
+	struct closer cl = { .done = false };
 	pthread_t t;
 	ssize_t n;
 
-	net_pair_bufsize(&c, &s, 4096);
+	net_pair_bufsize(&c, &cl.fd, 4096);
 	if (pause)
-		CHECK(write_file(RELEASE_DELAY, "1000") == 0, "write %s: %s",
+		CHECK(write_file(RELEASE_DELAY, "2000") == 0, "write %s: %s",
 		      RELEASE_DELAY, strerror(errno));
-	CHECK(!pthread_create(&t, NULL, close_fd_fn, &s), "pthread_create");
+	CHECK(!pthread_create(&t, NULL, close_fn, &cl), "pthread_create");
 	/* Over SDP, close() is in its pause now. */
 	usleep(300 * 1000);
 	n = send(c, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
 	CHECK(n > 0, "send: %zd, %s", n, strerror(errno));
-	CHECK(!pthread_join(t, NULL), "pthread_join");
-	if (pause)
-		CHECK(write_file(RELEASE_DELAY, "0") == 0, "write %s: %s",
-		      RELEASE_DELAY, strerror(errno));
 	CHECK(wait_fd(c, POLLERR, WAIT_MS) & POLLERR,
 	      "the sender was not reset within %d s", WAIT_MS / 1000);
+	if (pause)
+		CHECK(!atomic_load(&cl.done),
+		      "close() returned before the sender was reset");
+	CHECK(!pthread_join(t, NULL), "pthread_join");
+	if (pause) {
+		CHECK(write_file(RELEASE_DELAY, "0") == 0, "write %s: %s",
+		      RELEASE_DELAY, strerror(errno));
+		CHECK(sdp_stat("AbortOnData") == aborts + 1,
+		      "AbortOnData +%lld, want +1",
+		      sdp_stat("AbortOnData") - aborts);
+	}
 	n = send(c, "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	err = n < 0 ? errno : 0;
 	CHECK(err == EPIPE, "send: %zd, %s, want EPIPE", n, errname(err));
