@@ -438,8 +438,8 @@ static bool sdp_close_take_rx(struct sdp_sock *ssk)
 
 /*
  * Does Data or SrcAvail reset the connection: close() took the receive
- * side, or the socket is orphaned (a passive one never accepted)?
- * ssk->lock held.
+ * side, or the socket is orphaned (closed unconnected, or a passive one
+ * never accepted)?  ssk->lock held.
  */
 bool sdp_rx_closed(const struct sdp_sock *ssk)
 {

@@ -42,7 +42,6 @@
 #include <linux/tcp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2299,25 +2298,6 @@ static void test_data_after_close(void)
 	}
 }
 
-#define RELEASE_DELAY	"/sys/kernel/debug/sdp/release_delay_ms"
-
-struct closer {
-	int fd;
-	int ret;
-	int err;
-	atomic_bool done;
-};
-
-static void *close_fn(void *arg)
-{
-	struct closer *c = arg;
-
-	c->ret = close(c->fd);
-	c->err = errno;
-	atomic_store(&c->done, true);
-	return NULL;
-}
-
 /*
  * Data that arrives while close() is at work, after it looked for unread
  * data and before it orphaned the socket, will never be read either: it
@@ -2332,30 +2312,25 @@ static void *close_fn(void *arg)
  */
 static void test_data_during_close(void)
 {
-	struct closer cl = { 0 };
+	struct closer cl;
 	struct peer p;
-	pthread_t t;
 
 	TAP_SKIP_IF_HOST("every close() on the host would pause");
-	if (access(RELEASE_DELAY, W_OK))
-		tap_skip("no %s: %s", RELEASE_DELAY, strerror(errno));
+	if (!sdp_release_delay_available())
+		tap_skip("no %s: %s", SDP_RELEASE_DELAY, strerror(errno));
 	klog_start();
 	peer_setup(&p, 0);
-	CHECK(write_file(RELEASE_DELAY, "2000") == 0, "write %s: %s",
-	      RELEASE_DELAY, strerror(errno));
-	cl.fd = p.sock;
+	sdp_release_delay(2000);
+	closer_start(&cl, p.sock);
 	p.sock = -1;
-	CHECK(!pthread_create(&t, NULL, close_fn, &cl), "pthread_create");
 	peer_expect_msg(&p, MID_DISCONN, p.tx_mseq);
 	peer_send_data(&p, "during");
 	peer_sends_ok(&p);
 	CHECK(!atomic_load(&cl.done), "close() returned before the Data arrived");
 	peer_expect_msg(&p, MID_ABORT, p.tx_mseq);
 	peer_expect_disconnect(&p);
-	CHECK(!pthread_join(t, NULL), "pthread_join");
-	CHECK(cl.ret == 0, "close: %s", strerror(cl.err));
-	CHECK(write_file(RELEASE_DELAY, "0") == 0, "write %s: %s",
-	      RELEASE_DELAY, strerror(errno));
+	CHECK(closer_join(&cl) == 0, "close: %s", strerror(cl.err));
+	sdp_release_delay(0);
 	peer_teardown(&p);
 	if (klog_has("sdp: ")) {
 		klog_show();

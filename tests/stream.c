@@ -14,7 +14,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -3668,22 +3667,6 @@ static void test_write_after_close_nosignal(void)
 	close(c);
 }
 
-#define RELEASE_DELAY	"/sys/kernel/debug/sdp/release_delay_ms"
-
-struct closer {
-	int fd;
-	atomic_bool done;
-};
-
-static void *close_fn(void *arg)
-{
-	struct closer *c = arg;
-
-	close(c->fd);
-	atomic_store(&c->done, true);
-	return NULL;
-}
-
 /*
  * Data that reaches a socket after its close() looked for unread data,
  * while close() is still at work, is refused as data after close() is:
@@ -3698,19 +3681,17 @@ static void *close_fn(void *arg)
 static void test_send_into_closing_socket(void)
 {
 	static char buf[64 * 1024];
-	int c, err, before = proc_net_sdp_count();
+	int c, s, err, before = proc_net_sdp_count();
 	bool pause = test_is_sdp() && !test_host_mode() &&
-		     !access(RELEASE_DELAY, W_OK);
+		     sdp_release_delay_available();
 	long long aborts = pause ? sdp_stat("AbortOnData") : 0;
-	struct closer cl = { .done = false };
-	pthread_t t;
+	struct closer cl;
 	ssize_t n;
 
-	net_pair_bufsize(&c, &cl.fd, 4096);
+	net_pair_bufsize(&c, &s, 4096);
 	if (pause)
-		CHECK(write_file(RELEASE_DELAY, "2000") == 0, "write %s: %s",
-		      RELEASE_DELAY, strerror(errno));
-	CHECK(!pthread_create(&t, NULL, close_fn, &cl), "pthread_create");
+		sdp_release_delay(2000);
+	closer_start(&cl, s);
 	/* Over SDP, close() is in its pause now. */
 	usleep(300 * 1000);
 	n = send(c, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -3720,10 +3701,9 @@ static void test_send_into_closing_socket(void)
 	if (pause)
 		CHECK(!atomic_load(&cl.done),
 		      "close() returned before the sender was reset");
-	CHECK(!pthread_join(t, NULL), "pthread_join");
+	CHECK(closer_join(&cl) == 0, "close: %s", strerror(cl.err));
 	if (pause) {
-		CHECK(write_file(RELEASE_DELAY, "0") == 0, "write %s: %s",
-		      RELEASE_DELAY, strerror(errno));
+		sdp_release_delay(0);
 		CHECK(sdp_stat("AbortOnData") == aborts + 1,
 		      "AbortOnData +%lld, want +1",
 		      sdp_stat("AbortOnData") - aborts);

@@ -490,6 +490,43 @@ int join_ms(pthread_t t, int timeout_ms)
 	return pthread_timedjoin_np(t, NULL, &ts);
 }
 
+static void *closer_fn(void *arg)
+{
+	struct closer *c = arg;
+
+	c->err = close(c->fd) ? errno : 0;
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+void closer_start(struct closer *c, int fd)
+{
+	c->fd = fd;
+	c->err = 0;
+	atomic_store(&c->done, false);
+	CHECK(!pthread_create(&c->t, NULL, closer_fn, c), "pthread_create");
+}
+
+int closer_join(struct closer *c)
+{
+	CHECK(join_ms(c->t, 30000) == 0, "close() did not return in 30 s");
+	return c->err;
+}
+
+bool sdp_release_delay_available(void)
+{
+	return !access(SDP_RELEASE_DELAY, W_OK);
+}
+
+void sdp_release_delay(int ms)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", ms);
+	CHECK(write_file(SDP_RELEASE_DELAY, v) == 0, "write %s: %s",
+	      SDP_RELEASE_DELAY, strerror(errno));
+}
+
 bool has_cap(int cap)
 {
 	struct __user_cap_header_struct hdr = {

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -178,6 +179,30 @@ bool task_sleeping(void *tid);
  * ended after @timeout_ms (a hang is a failure, not a stuck suite).
  */
 int join_ms(pthread_t t, int timeout_ms);
+
+/*
+ * close() in a thread of its own, for a close() the module holds up
+ * (release_delay_ms, sdp_fault.c: sdp_release_delay() sets it):
+ * closer_start() starts it; closer_join() waits for it, bounded, and
+ * gives its result, 0 or its errno; @done says whether it returned.
+ */
+struct closer {
+	pthread_t t;
+	int fd;
+	int err;
+	atomic_bool done;
+};
+
+void closer_start(struct closer *c, int fd);
+int closer_join(struct closer *c);
+/*
+ * The module's pause in close() after it looked for unread data, in
+ * ms (0: none); CHECKed.  sdp_release_delay_available() says whether
+ * debugfs has it.
+ */
+#define SDP_RELEASE_DELAY	"/sys/kernel/debug/sdp/release_delay_ms"
+bool sdp_release_delay_available(void);
+void sdp_release_delay(int ms);
 
 /* Is capability @cap (CAP_*) in our effective set? */
 bool has_cap(int cap);
