@@ -185,6 +185,9 @@ static int sdp_setsockopt_tx(struct sdp_sock *ssk, int optname, int val)
 		break;
 	case TCP_NOTSENT_LOWAT:
 		WRITE_ONCE(ssk->tcp.notsent_lowat, val);
+		/* Room it makes for a MSG_ZEROCOPY send in progress. */
+		if (test_bit(SDP_C_QP, &ssk->conn.flags))
+			sdp_tx_try_control(ssk);
 		break;
 	}
 	spin_unlock_bh(&ssk->lock);

@@ -693,12 +693,21 @@ static bool sdp_zc_async_advert_end(struct sdp_sock *ssk,
 	return !err;
 }
 
+/* What sdp_zc_async_fill() left to do. */
+enum sdp_zf_result {
+	SDP_ZF_DONE,		/* nothing: all copied, or no connection */
+	SDP_ZF_NO_ROOM,		/* room in the ring queues the work */
+	SDP_ZF_RETRY,		/* no memory now: look again later */
+};
+
 /*
  * FILL: copy what the peer did not read into the send ring, as much as
- * there is room for.  Returns true when nothing is left to copy (or the
- * connection is gone, and nothing can be).
+ * there is room for.  SDP_ZF_NO_ROOM only when SDP_ZT_ASYNC_FILL was set
+ * and the ring had no room after it, under ssk->lock: sdp_tx_async_kick()
+ * then sees the room that comes.
  */
-static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
+static enum sdp_zf_result sdp_zc_async_fill(struct sdp_sock *ssk,
+					    struct sdp_zc_async *za)
 {
 	struct sock *sk = &ssk->sk;
 	struct iov_iter from;
@@ -706,12 +715,12 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 	ssize_t n;
 
 	if (!za->unsent)
-		return true;
+		return SDP_ZF_DONE;
 	if (!za->bvec) {
 		za->bvec = kvmalloc_array(za->zp.npages, sizeof(*za->bvec),
 					  GFP_KERNEL);
 		if (!za->bvec)
-			return false;	/* try again later */
+			return SDP_ZF_RETRY;
 		for (i = 0, at = za->off; i < za->zp.npages; i++, at = 0)
 			bvec_set_page(&za->bvec[i], za->zp.pages[i],
 				      PAGE_SIZE - at, at);
@@ -726,12 +735,17 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 		if (sk->sk_err || test_bit(SDP_C_ABORT, &ssk->conn.flags) ||
 		    !sdp_tx_usable(ssk)) {
 			spin_unlock_bh(&ssk->lock);
-			return true;
+			return SDP_ZF_DONE;
 		}
 		spin_unlock_bh(&ssk->lock);
 		n = sdp_tx_fill(ssk, &from, za->unsent, false);
+		/*
+		 * -ENOMEM (or -EFAULT, the pages being pinned: never) may come
+		 * after a pass that set SDP_ZT_ASYNC_FILL and found room: no
+		 * room event is due, so the work must look again itself.
+		 */
 		if (n < 0)
-			return n == -EPIPE;	/* -ENOMEM: the next look */
+			return n == -EPIPE ? SDP_ZF_DONE : SDP_ZF_RETRY;
 		spin_lock_bh(&ssk->lock);
 		if (!n) {
 			/* Room that comes from now on queues us. */
@@ -739,7 +753,7 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 			n = sdp_tx_room(ssk);
 			spin_unlock_bh(&ssk->lock);
 			if (!n)
-				return false;
+				return SDP_ZF_NO_ROOM;
 			continue;
 		}
 		clear_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags);
@@ -747,7 +761,7 @@ static bool sdp_zc_async_fill(struct sdp_sock *ssk, struct sdp_zc_async *za)
 		if (!za->unsent) {
 			sdp_tx_flush(ssk);
 			spin_unlock_bh(&ssk->lock);
-			return true;
+			return SDP_ZF_DONE;
 		}
 		spin_unlock_bh(&ssk->lock);
 	}
@@ -853,10 +867,14 @@ unsigned long sdp_zc_async_run(struct sdp_sock *ssk)
 	case SDP_ZA_FILL:
 		break;
 	}
-	/* Without a buffer or the bio_vecs, try again a little later. */
-	if (!sdp_zc_async_fill(ssk, za))
-		return test_bit(SDP_ZT_ASYNC_FILL, &ssk->conn.zc_tx.flags) ? 0 :
-		       HZ / 10;
+	switch (sdp_zc_async_fill(ssk, za)) {
+	case SDP_ZF_NO_ROOM:
+		return 0;
+	case SDP_ZF_RETRY:	/* without a buffer or the bio_vecs */
+		return HZ / 10;
+	case SDP_ZF_DONE:
+		break;
+	}
 	sdp_zc_async_end(ssk, za);
 	/* Spliced pages gathered meanwhile go next. */
 	za = ssk->zc_gather;
