@@ -39,6 +39,7 @@ static const char *const reasons[] = {
 	[SDP_FB_REJECTED] = "rejected",
 	[SDP_FB_TCP_CLIENT] = "tcp-client",
 	[SDP_FB_CACHED] = "cached",
+	[SDP_FB_IWARP] = "iwarp",
 };
 
 static void die(const char *what)

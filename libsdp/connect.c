@@ -165,6 +165,14 @@ static int connect_both(int fd, const struct sockaddr *addr, socklen_t len)
 	if (sfd < 0)
 		goto tcp;
 	rebind(fd, sfd);
+	/*
+	 * No SDP attempt over iWARP (sdp(7), SDP_NO_IWARP): a "both" server
+	 * there has no SDP listener, and the request would reach its
+	 * program as data.  A module without the option tries SDP.
+	 */
+	err = errno;
+	real.setsockopt(sfd, SOL_SDP, SDP_NO_IWARP, &(int){ 1 }, sizeof(int));
+	errno = err;
 	ret = connect_kernel_fb(fd, sfd, addr, len);
 	if (ret != 1)
 		return ret;

@@ -60,6 +60,7 @@ enum {
 	SDP_O_FB_SET,		/* SDP_TCP_FALLBACK set on the socket: */
 	SDP_O_FB_ON,		/* ... its value (else net.sdp.tcp_fallback) */
 	SDP_O_FB_TMO_SET,	/* SDP_TCP_FALLBACK_TIMEOUT set: sdp_fb::timeout_ms */
+	SDP_O_NO_IWARP,		/* SDP_NO_IWARP: no SDP attempt over iWARP */
 	SDP_O_CLOSING,		/* close() began: no fallback from then on */
 };
 

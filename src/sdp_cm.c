@@ -612,12 +612,22 @@ static void sdp_cm_addr_error(struct sdp_sock *ssk, int status)
 
 /*
  * ADDR_RESOLVED: on to the route.  RoCE resolves it at once, and fails
- * at once too (no usable MTU, the device gone, ...): a route error.
+ * at once too (no usable MTU, the device gone, ...): a route error.  A
+ * socket with SDP_NO_IWARP makes no request over an iWARP device: the
+ * iWARP CM's TCP connection would hand it to whatever TCP program
+ * listens on the port, as data.
  */
 static void sdp_cm_addr_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
-	int err = rdma_resolve_route(id, sdp_sysctl_resolve_timeout_ms(sock_net(&ssk->sk)));
+	int err;
 
+	if (test_bit(SDP_O_NO_IWARP, &ssk->opts) &&
+	    rdma_protocol_iwarp(id->device, id->port_num)) {
+		sdp_connect_failed_fb(ssk, -ENETUNREACH, SDP_FB_IWARP);
+		return;
+	}
+	err = rdma_resolve_route(id,
+				 sdp_sysctl_resolve_timeout_ms(sock_net(&ssk->sk)));
 	if (err)
 		sdp_connect_failed_fb(ssk, sdp_resolve_error(err),
 				      SDP_FB_ROUTE_ERROR);

@@ -33,6 +33,7 @@ SDP_MIB(FB_UNREACHABLE, "FallbackUnreachable")	/* no answer */
 SDP_MIB(FB_REJECTED, "FallbackRejected")	/* no SDP listener */
 SDP_MIB(FB_TCP_CLIENT, "FallbackTcpClient")	/* accepted over TCP */
 SDP_MIB(FB_CACHED, "FallbackCached")		/* negative cache hit */
+SDP_MIB(FB_IWARP, "FallbackIwarp")		/* SDP_NO_IWARP, iWARP route */
 SDP_MIB(FB_ESTAB, "FallbackEstab")		/* ... TCP connected */
 SDP_MIB(FB_FAILS, "FallbackFails")		/* ... TCP failed too */
 SDP_MIB(FB_LISTEN_FAILS, "FallbackListenFails")	/* listen() had no TCP */

@@ -163,6 +163,13 @@ static int sdp_setsockopt_sdp(struct sdp_sock *ssk, int optname, int val)
 		sdp_fb_timeout_set(ssk, val);
 		release_sock(&ssk->sk);
 		return 0;
+	case SDP_NO_IWARP:
+		if (val < 0 || val > 1)
+			return -EINVAL;
+		lock_sock(&ssk->sk);
+		assign_bit(SDP_O_NO_IWARP, &ssk->opts, val);
+		release_sock(&ssk->sk);
+		return 0;
 	default:
 		return -ENOPROTOOPT;	/* SDP_INFO is read-only */
 	}
@@ -423,6 +430,9 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 		return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
 	case SDP_TCP_FALLBACK_TIMEOUT:
 		val = sdp_fb_timeout_ms(ssk);
+		return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
+	case SDP_NO_IWARP:
+		val = test_bit(SDP_O_NO_IWARP, &ssk->opts);
 		return sdp_put_opt(optval, optlen, &val, sizeof(val), len);
 	default:
 		return -ENOPROTOOPT;

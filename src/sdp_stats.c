@@ -197,6 +197,7 @@ static const enum sdp_mib_field sdp_fb_mib[] = {
 	[SDP_FB_REJECTED] = SDP_MIB_FB_REJECTED,
 	[SDP_FB_TCP_CLIENT] = SDP_MIB_FB_TCP_CLIENT,
 	[SDP_FB_CACHED] = SDP_MIB_FB_CACHED,
+	[SDP_FB_IWARP] = SDP_MIB_FB_IWARP,
 };
 
 /* A connect() goes on over TCP, for @why (sdp_fb_connect()). */

@@ -141,6 +141,7 @@ TRACE_DEFINE_ENUM(SDP_FB_UNREACHABLE);
 TRACE_DEFINE_ENUM(SDP_FB_REJECTED);
 TRACE_DEFINE_ENUM(SDP_FB_TCP_CLIENT);
 TRACE_DEFINE_ENUM(SDP_FB_CACHED);
+TRACE_DEFINE_ENUM(SDP_FB_IWARP);
 
 #define sdp_show_fb_reason(reason)					\
 	__print_symbolic(reason,					\
@@ -150,7 +151,8 @@ TRACE_DEFINE_ENUM(SDP_FB_CACHED);
 			 { SDP_FB_UNREACHABLE, "unreachable" },	\
 			 { SDP_FB_REJECTED, "rejected" },		\
 			 { SDP_FB_TCP_CLIENT, "tcp-client" },	\
-			 { SDP_FB_CACHED, "cached" })
+			 { SDP_FB_CACHED, "cached" },		\
+			 { SDP_FB_IWARP, "iwarp" })
 
 TRACE_EVENT(sdp_fallback,
 	    TP_PROTO(const struct sdp_sock *ssk, int reason),

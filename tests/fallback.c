@@ -2509,6 +2509,94 @@ static void test_fallback_cache_forgets_refused(void)
 	      stat_of(&before, "FallbackCached"));
 }
 
+/*
+ * SDP_NO_IWARP: reads 0 by default, takes only 0 and 1.  Over an iWARP
+ * device a connect() with it makes no SDP attempt: with fallback on it
+ * connects over TCP at once (reason iwarp, FallbackIwarp, not cached),
+ * though the socket's fallback timeout is 10 s, and the TCP listener's
+ * program reads the client's bytes first, no iWARP connection request;
+ * without fallback it fails with ENETUNREACH, even towards an SDP
+ * listener.  Over other devices the option changes nothing: the SDP
+ * listener is reached over SDP, and the TCP one is fallen back to for
+ * the usual reason.
+ */
+static void test_fallback_no_iwarp(void)
+{
+	static const char hello[] = "the client's first bytes";
+	bool iwarp = test_device_iwarp();
+	struct sockaddr_storage addr;
+	struct stats before, after;
+	char buf[sizeof(hello)];
+	socklen_t len = sizeof(int);
+	int l, fd, s, v = -1;
+	long long t0, ms;
+
+	fd = sdp_socket(0, 0);
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_NO_IWARP, &v, &len));
+	CHECK(v == 0, "SDP_NO_IWARP reads %d by default", v);
+	v = 2;
+	CHECK(setsockopt(fd, SOL_SDP, SDP_NO_IWARP, &v, sizeof(v)) == -1 &&
+	      errno == EINVAL, "SDP_NO_IWARP 2 was taken");
+	sockopt_set(fd, SOL_SDP, SDP_NO_IWARP, 1);
+	len = sizeof(int);
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_NO_IWARP, &v, &len));
+	CHECK(v == 1, "SDP_NO_IWARP reads %d after 1", v);
+
+	/* Without fallback, towards an SDP listener. */
+	l = sdp_listener(0, &addr);
+	errno = 0;
+	if (iwarp) {
+		CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == -1 &&
+		      errno == ENETUNREACH, "connect over iWARP with SDP_NO_IWARP: %s, not ENETUNREACH",
+		      errno ? strerror(errno) : "connected");
+	} else {
+		CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+		      "connect with SDP_NO_IWARP: %s", strerror(errno));
+		s = net_accept(l, WAIT_MS);
+		check_fallen_back(fd, SDP_FB_NONE);
+		exchange(fd, s, 4096);
+		close(s);
+	}
+	close(fd);
+	close(l);
+
+	/* With fallback, towards a TCP listener. */
+	l = tcp_listener(&addr);
+	fd = sdp_socket(1, 0);
+	sockopt_set(fd, SOL_SDP, SDP_NO_IWARP, 1);
+	sockopt_set(fd, SOL_SDP, SDP_TCP_FALLBACK_TIMEOUT, 10000);
+	stats_read(&before);
+	t0 = now_ms();
+	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
+	      "connect with fallback and SDP_NO_IWARP: %s", strerror(errno));
+	ms = now_ms() - t0;
+	stats_read(&after);
+	check_fallen_back(fd, iwarp ? SDP_FB_IWARP : SDP_FB_REJECTED);
+	CHECK(stat_of(&after, "FallbackIwarp") - stat_of(&before, "FallbackIwarp") ==
+	      (iwarp ? 1 : 0), "FallbackIwarp +%lld",
+	      stat_of(&after, "FallbackIwarp") - stat_of(&before, "FallbackIwarp"));
+	if (iwarp) {
+		CHECK(ms < 2000, "the fallback took %lld ms, not at once", ms);
+		CHECK(!cache_lists(&addr, -1, false),
+		      "the destination entered the negative cache");
+		/* The program's first connection, and its first bytes. */
+		s = net_accept(l, WAIT_MS);
+		CHECK(write_all(fd, hello, sizeof(hello)) == (ssize_t)sizeof(hello),
+		      "write: %s", strerror(errno));
+		CHECK(read_all(s, buf, sizeof(buf)) == (ssize_t)sizeof(buf),
+		      "read: %s", strerror(errno));
+		CHECK(!memcmp(buf, hello, sizeof(buf)),
+		      "the TCP program's first bytes were not the client's: \"%.16s\"",
+		      buf);
+	} else {
+		s = tcp_peer_accept(l);
+	}
+	exchange(fd, s, 4096);
+	close(fd);
+	close(s);
+	close(l);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_off),
 	TAP_TEST(test_fallback_rejected),
@@ -2540,6 +2628,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_fallback_no_ulp),
 	TAP_TEST(test_fallback_cache_not_poisoned),
 	TAP_TEST(test_fallback_cache_forgets_refused),
+	TAP_TEST(test_fallback_no_iwarp),
 };
 
 TAP_MAIN(tests)

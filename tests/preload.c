@@ -25,6 +25,14 @@
  * library must stay out of sockets the rules do not select, and it must
  * keep programs working when the module is absent or the rules are bad.
  *
+ * Over an iWARP device (sdp(7), "iWARP devices") a "both" server has no
+ * SDP listener, its TCP listener holding the port, and a "both" client
+ * makes no SDP attempt (SDP_NO_IWARP): it goes to TCP at once, reason
+ * iwarp.  The client tests expect that there, and leave out the SDP-only
+ * peer, which a "both" client cannot reach over iWARP; the tests of the
+ * "both" server's SDP listener skip (tests/preload-tools checks that
+ * such a server listens on TCP only).
+ *
  * Real programs (iperf3, socat, nc) are driven by tests/preload-tools.
  */
 #include <arpa/inet.h>
@@ -123,11 +131,20 @@ static bool kernel_fallback(void)
 }
 
 /*
+ * Why a "both" client's connection to a TCP-only peer goes to TCP: the
+ * peer rejected the SDP attempt, or over iWARP none was made.
+ */
+static unsigned int both_tcp_reason(void)
+{
+	return test_device_iwarp() ? SDP_FB_IWARP : SDP_FB_REJECTED;
+}
+
+/*
  * A "both" client's connection to a TCP-only peer went to TCP through
  * the module's fallback, for @why, on the SDP socket (with the module's
  * fallback), or is a plain TCP socket (the library's).  "cached" stands
- * for "rejected": a port an earlier test used may be in the negative
- * cache.
+ * for "rejected" and "iwarp": a port an earlier test used may be in the
+ * negative cache, which connect() looks at first.
  */
 static void check_both_fallback(int fd, unsigned int why)
 {
@@ -141,7 +158,7 @@ static void check_both_fallback(int fd, unsigned int why)
 	sdp_info_of(fd, &info);
 	H(info.sdpi_transport == SDP_TRANSPORT_TCP &&
 	  (info.sdpi_fallback_reason == why ||
-	   (why == SDP_FB_REJECTED &&
+	   ((why == SDP_FB_REJECTED || why == SDP_FB_IWARP) &&
 	    info.sdpi_fallback_reason == SDP_FB_CACHED)),
 	  "transport %u, reason %u; wanted tcp, reason %u",
 	  info.sdpi_transport, info.sdpi_fallback_reason, why);
@@ -585,7 +602,7 @@ static void h_connect(const char *arg)
 		H(is_sdp(c) == !strcmp(peer, "sdp"), "client over %s, wanted %s",
 		  is_sdp(c) ? "sdp" : "tcp", peer);
 		if (strcmp(peer, "sdp"))
-			check_both_fallback(c, SDP_FB_REJECTED);
+			check_both_fallback(c, both_tcp_reason());
 		H(!!(fcntl(c, F_GETFL) & O_NONBLOCK) == !block,
 		  "O_NONBLOCK changed");
 		if (!block)
@@ -720,7 +737,7 @@ static void h_many_connects(const char *arg)
 		H(is_sdp(c[i]) == sdp, "connect %d over %s", i,
 		  is_sdp(c[i]) ? "sdp" : "tcp");
 		if (!sdp)
-			check_both_fallback(c[i], SDP_FB_REJECTED);
+			check_both_fallback(c[i], both_tcp_reason());
 		set_nonblock(c[i], false);
 		H(write(c[i], "m", 1) == 1, "write %d", i);
 	}
@@ -967,7 +984,9 @@ static void *stress_client(void *arg)
 		int c = connect_family(AF_INET, TEST_ADDR(), s->port);
 		char ch = 0;
 
-		if (c < 0 || !is_sdp(c) || write(c, "s", 1) != 1 ||
+		/* Over iWARP "both" is TCP on both sides. */
+		if (c < 0 || is_sdp(c) == test_device_iwarp() ||
+		    write(c, "s", 1) != 1 ||
 		    read(c, &ch, 1) != 1 || ch != 's')
 			s->fails++;
 		if (c >= 0)
@@ -1139,39 +1158,53 @@ static const char both_client[] =
 	"log min-level 7 destination stderr\n"
 	"use both client * *:*\n";
 
+/* The tests of a "both" server's SDP listener: none over iWARP. */
+static void need_both_listener(void)
+{
+	if (test_device_iwarp())
+		tap_skip("over iWARP a \"both\" server listens on TCP only (sdp(7))");
+}
+
 static void test_accept_blocking(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "accept", "block");
 }
 
 static void test_accept_poll(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "accept", "poll");
 }
 
 static void test_accept_select(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "accept", "select");
 }
 
 static void test_accept_epoll(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "accept", "epoll");
 	RUN_HELPER(both_server, NULL, "accept", "epoll-et");
 }
 
 static void test_listener_dup_close_shutdown(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "listener_dups", NULL);
 }
 
 static void test_prefork_accept(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "prefork", NULL);
 }
 
 static void test_fork_after_accept(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "fork_after_accept", NULL);
 }
 
@@ -1180,18 +1213,36 @@ static const char *const both_modes[] = { NULL, "LIBSDP_KERNEL_FALLBACK=0" };
 
 static void test_connect_both_blocking(void)
 {
-	long long rejected;
+	bool iwarp = test_device_iwarp();
+	long long rejected, at_once;
 	size_t m;
 
+	/* Over iWARP the negative cache may answer first (see above). */
+
 	for (m = 0; m < 2; m++) {
-		RUN_HELPER(both_client, both_modes[m], "connect", "block:sdp");
+		if (iwarp)
+			write_rules(both_client);
+		else
+			RUN_HELPER(both_client, both_modes[m], "connect", "block:sdp");
 		rejected = sdp_stat("FallbackRejected");
+		at_once = sdp_stat("FallbackIwarp") + sdp_stat("FallbackCached");
 		RUN_HELPER(NULL, both_modes[m], "connect", "block:tcp");
-		/* One SDP attempt, the module's, not one of each. */
-		CHECK(sdp_stat("FallbackRejected") - rejected == !m,
+		/*
+		 * One SDP attempt, the module's, not one of each; over iWARP
+		 * none, and the module's fallback at once.
+		 */
+		CHECK(sdp_stat("FallbackRejected") - rejected == (!m && !iwarp),
 		      "FallbackRejected +%lld with %s",
 		      sdp_stat("FallbackRejected") - rejected,
 		      both_modes[m] ?: "the module's fallback");
+		if (iwarp)
+			CHECK(sdp_stat("FallbackIwarp") + sdp_stat("FallbackCached") -
+			      at_once == !m, "FallbackIwarp and FallbackCached +%lld with %s",
+			      sdp_stat("FallbackIwarp") + sdp_stat("FallbackCached") -
+			      at_once, both_modes[m] ?: "the module's fallback");
+		else
+			CHECK(sdp_stat("FallbackIwarp") == at_once - sdp_stat("FallbackCached"),
+			      "FallbackIwarp moved over %s", TEST_IBDEV());
 		RUN_HELPER(NULL, both_modes[m], "connect", "block:none");
 	}
 }
@@ -1208,6 +1259,9 @@ static void test_connect_both_nonblocking(void)
 	for (m = 0; m < 2; m++)
 		for (i = 0; i < 4; i++)
 			for (j = 0; j < 3; j++) {
+				/* Not over iWARP: see the top of the file. */
+				if (!j && test_device_iwarp())
+					continue;
 				snprintf(arg, sizeof(arg), "%s:%s", ways[i],
 					 peers[j]);
 				RUN_HELPER(NULL, both_modes[m], "connect", arg);
@@ -1230,6 +1284,8 @@ static void test_connect_both_silent_cm(void)
 	size_t m;
 	int port;
 
+	if (test_device_iwarp())
+		tap_skip("a \"both\" client makes no SDP attempt over iWARP (SDP_NO_IWARP)");
 	CHECK(ec, "rdma_create_event_channel: %s", strerror(errno));
 	CHECK(rdma_create_id(ec, &id, NULL, RDMA_PS_TCP) == 0,
 	      "rdma_create_id: %s", strerror(errno));
@@ -1283,6 +1339,8 @@ static void test_connect_both_many_in_epoll(void)
 	write_rules(both_client);
 	for (m = 0; m < 2; m++) {
 		RUN_HELPER(NULL, both_modes[m], "many_connects", "tcp");
+		if (test_device_iwarp())
+			continue;	/* see the top of the file */
 		/* 40 SDP connects at once may take the slow guest over 1 s. */
 		snprintf(env, sizeof(env), "LIBSDP_CONNECT_TIMEOUT=8000 %s",
 			 both_modes[m] ?: "");
@@ -1324,6 +1382,7 @@ static void test_dup2_onto_stdio(void)
 
 static void test_hidden_descriptors(void)
 {
+	need_both_listener();
 	RUN_HELPER(both_server, NULL, "hidden", NULL);
 }
 

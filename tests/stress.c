@@ -1688,11 +1688,11 @@ static void op_sockopt(struct worker *w)
 		/* Mostly the default: zero-copy must happen. */
 		val.i = chance(w, 60) ? (int)S.thresh : th[rnd(w, 5)];
 		/*
-		 * SDP_TCP_FALLBACK is set to 0 only: the storm's answers
-		 * are SDP's (tests/fallback.c and tests/stream-fallback
-		 * cover the fallback).
+		 * SDP_TCP_FALLBACK and SDP_NO_IWARP are set to 0 only: the
+		 * storm's answers are SDP's, over iWARP too
+		 * (tests/fallback.c and tests/stream-fallback cover them).
 		 */
-		if (name == SDP_TCP_FALLBACK)
+		if (name == SDP_TCP_FALLBACK || name == SDP_NO_IWARP)
 			val.i = 0;
 		len = chance(w, 85) ? sizeof(int) : lens[rnd(w, 10)];
 		if (!set && name == SDP_INFO)
@@ -1743,7 +1743,8 @@ static void op_sockopt(struct worker *w)
 	 * SDP's own levels (sdp.rst, Socket options): at SOL_TCP the names
 	 * of sdp_tcp_name(), SOL_SDP SDP_ZCOPY_THRESH (negative: EINVAL),
 	 * SDP_TCP_FALLBACK (set to 0 here), SDP_TCP_FALLBACK_TIMEOUT (0 to
-	 * 600000, else EINVAL) and SDP_INFO (read only), SOL_IP IP_TOS, SOL_IPV6 IPV6_V6ONLY and
+	 * 600000, else EINVAL), SDP_NO_IWARP (set to 0 here) and SDP_INFO
+	 * (read only), SOL_IP IP_TOS, SOL_IPV6 IPV6_V6ONLY and
 	 * IPV6_TCLASS; other names ENOPROTOOPT; other levels ENOPROTOOPT.  With an int-sized length and good pointers the
 	 * answer is exact for TCP_NODELAY, TCP_CORK and SOL_SDP; the other
 	 * TCP names check their values as TCP does (sdp.rst), so a random
@@ -1757,6 +1758,7 @@ static void op_sockopt(struct worker *w)
 		level == SOL_SDP ? (name == SDP_ZCOPY_THRESH ||
 				    name == SDP_TCP_FALLBACK ||
 				    name == SDP_TCP_FALLBACK_TIMEOUT ||
+				    name == SDP_NO_IWARP ||
 				    (!set && name == SDP_INFO)) :
 		level == SOL_IP ? name == IP_TOS :
 		level == SOL_IPV6 && (name == IPV6_V6ONLY ||

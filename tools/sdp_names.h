@@ -20,6 +20,7 @@ static inline const char *sdp_fallback_reason_name(unsigned int why)
 		[SDP_FB_REJECTED] = "rejected",
 		[SDP_FB_TCP_CLIENT] = "tcp-client",
 		[SDP_FB_CACHED] = "cached",
+		[SDP_FB_IWARP] = "iwarp",
 	};
 
 	return why < sizeof(names) / sizeof(names[0]) && names[why] ?

@@ -70,6 +70,17 @@
  *	effect: connect() waits as long as the RDMA CM tries.
  */
 #define SDP_TCP_FALLBACK_TIMEOUT	4
+/*
+ * SDP_NO_IWARP (int, read/write, default 0): 1: connect() makes no SDP
+ *	attempt over an iWARP device.  Over iWARP the SDP connection
+ *	request travels in a TCP connection to the same port, so towards a
+ *	port where an ordinary TCP program listens it is delivered to that
+ *	program as data.  A connect() whose route goes over an iWARP
+ *	device fails with ENETUNREACH, or, with fallback on, carries on
+ *	over TCP at once, reason SDP_FB_IWARP.  libsdp sets it for "both"
+ *	clients.  Values other than 0 and 1 give EINVAL.
+ */
+#define SDP_NO_IWARP	5
 
 /**
  * enum sdp_transport - what carries a socket's bytes (sdpi_transport)
@@ -95,6 +106,8 @@ enum sdp_transport {
  *	listener with fallback on listens on TCP too)
  * @SDP_FB_CACHED: a recent connect() to the same address and port fell
  *	back: TCP at once (net.sdp.tcp_fallback_cache_s)
+ * @SDP_FB_IWARP: the route goes over an iWARP device and the socket has
+ *	SDP_NO_IWARP set: TCP at once
  */
 enum sdp_fallback_reason {
 	SDP_FB_NONE = 0,
@@ -105,6 +118,7 @@ enum sdp_fallback_reason {
 	SDP_FB_REJECTED = 5,
 	SDP_FB_TCP_CLIENT = 6,
 	SDP_FB_CACHED = 7,
+	SDP_FB_IWARP = 8,
 };
 
 /**
