@@ -74,16 +74,19 @@ void sdp_conn_free(struct sdp_sock *ssk, struct rdma_cm_id *id)
  * The QP is in the error state, or as good as (a CQ that overran lost
  * completions; a device that failed), and no CM event need follow: the
  * peer's CM connection may well stay up.  Counted and logged here, once
- * per connection; sdp_work() aborts, as for a reset (sdp_sock::lock is
- * not taken in hard interrupt context, where a device may report it).
- * Any context.
+ * per connection, but not on a connection aborted already: over iWARP a
+ * peer's abort resets the TCP connection under the QP, which then fails
+ * a request in flight (soft-iWARP: QP_FATAL).  sdp_work() aborts, as for
+ * a reset (sdp_sock::lock is not taken in hard interrupt context, where
+ * a device may report it).  Any context.
  */
 void sdp_conn_fatal(struct sdp_sock *ssk, const char *what)
 {
 	if (test_and_set_bit(SDP_C_QP_FATAL, &ssk->conn.flags))
 		return;
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ASYNC_ERRORS);
-	sdp_warn_peer(ssk, "%s; aborting\n", what);
+	if (!test_bit(SDP_C_ABORT, &ssk->conn.flags))
+		sdp_warn_peer(ssk, "%s; aborting\n", what);
 	sdp_queue_work(ssk);
 }
 
@@ -99,7 +102,9 @@ void sdp_conn_fatal(struct sdp_sock *ssk, const char *what)
  * work.  The errors (the peer's RDMA through a bad key, a request our QP
  * could not carry out, any other fatal one) put the QP in the error
  * state with no CM event: fatal for the connection (sdp_conn_fatal()).
- * The id outlives the QP, whose events end with its destruction.
+ * SQ_DRAINED only tells that sends were flushed, after one of those or
+ * a disconnect (soft-iWARP raises it then): nothing to do or log.  The
+ * id outlives the QP, whose events end with its destruction.
  */
 static void sdp_qp_event(struct ib_event *ev, void *ctx)
 {
@@ -113,6 +118,8 @@ static void sdp_qp_event(struct ib_event *ev, void *ctx)
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
 		sdp_conn_fatal(ssk, ib_event_msg(ev->event));
+		break;
+	case IB_EVENT_SQ_DRAINED:
 		break;
 	default:
 		sdp_warn_peer(ssk, "QP event: %s\n", ib_event_msg(ev->event));
