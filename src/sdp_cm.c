@@ -570,6 +570,10 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 
 	spin_lock_bh(&child->lock);
 	sdp_set_state(csk, TCP_SYN_RECV);
+	/*
+	 * The iWARP CM holds the QP from the accept on, and soft-iWARP's
+	 * destroy_qp waits for it to let go (sdp_close_work()).
+	 */
 	if (child->conn.sdev->iwarp)
 		set_bit(SDP_C_IW_QP_HELD, &child->conn.flags);
 	spin_unlock_bh(&child->lock);

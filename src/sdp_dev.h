@@ -21,8 +21,12 @@
  * @removing: the device is going away; sdp_device_get() fails
  * @reg_acked: register memory only on a send queue with nothing
  *	unacknowledged (Soft-RoCE, sdp_add_one())
- * @iwarp: an iWARP device, whose peers may be soft-iWARP: short RDMA
- *	reads end at page boundaries (sdp_zc_recv())
+ * @iwarp: an iWARP device (sdp.rst, "iWARP"): the connection request
+ *	goes out from sdp_wq (soft-iWARP connects synchronously), the
+ *	passive side waits for MPA's first Send before it sends, the iWARP
+ *	CM holds the QP until it lets go (SDP_C_IW_QP_HELD), an abort
+ *	moves the QP to the error state itself, and short RDMA reads end
+ *	at page boundaries (soft-iWARP peers, sdp_zc_recv())
  * @event: the device's asynchronous events (IB_EVENT_DEVICE_FATAL)
  * @fatal_work: aborts every connection on a device that failed
  */

@@ -486,9 +486,11 @@ fall_back:
 }
 
 /*
- * Advertise the mapped @za now, or (Soft-RoCE) once our sends in flight
- * are acknowledged: sdp_zc_sq_progress() queues the work, which does it
- * (REG).  ssk->lock held.
+ * Advertise the mapped @za now, or, on Soft-RoCE (sdp_device::reg_acked:
+ * its retransmission runs a REG_MR queued behind a lost SEND a second
+ * time, which kills the QP), once our sends in flight are acknowledged:
+ * sdp_zc_sq_progress() queues the work, which does it (REG).
+ * ssk->lock held.
  */
 int sdp_zc_async_post(struct sdp_sock *ssk, struct sdp_zc_async *za,
 		      struct ib_mr *mr)
@@ -583,7 +585,9 @@ fall_back:
 }
 
 /*
- * REG: advertise once our sends are acknowledged; if they are not within
+ * REG, on Soft-RoCE only (sdp_zc_async_post(): the second run of a
+ * REG_MR that its retransmission makes would kill the QP): advertise
+ * once our sends are acknowledged; if they are not within
  * SDP_ZC_STALL, or the connection no longer takes a SrcAvail (a
  * shutdown() queued our DisConn meanwhile), the bytes go buffered.
  * Sets *@next to when to look again; returns true when this phase is
