@@ -326,7 +326,7 @@ static bool sdp_dev_rinv(const struct ib_device *dev)
 static u8 sdp_hello_flags(const struct ib_device *dev)
 {
 	return (sdp_dev_rinv(dev) ? SDP_HF_RINV : 0) | SDP_HF_RESIZE |
-	       SDP_HF_SHRINK;
+	       SDP_HF_SHRINK | SDP_HF_PING;
 }
 
 /* The peer's Hello(Ack) @flags: what we may do to its advertisements. */
@@ -340,6 +340,9 @@ static void sdp_peer_flags(struct sdp_sock *ssk, const struct ib_device *dev,
 	assign_bit(SDP_P_SHRINK, &ssk->conn.peer,
 		   (flags & (SDP_HF_RESIZE | SDP_HF_SHRINK)) ==
 		   (SDP_HF_RESIZE | SDP_HF_SHRINK));
+	/* Only iWARP needs pings: elsewhere the probe's ACK proves enough. */
+	assign_bit(SDP_P_PING, &ssk->conn.peer,
+		   (flags & SDP_HF_PING) && ssk->conn.sdev->iwarp);
 	spin_unlock_bh(&ssk->lock);
 }
 

@@ -191,8 +191,11 @@ enum {
 	SDP_C_RTR_WAIT,		/* iWARP, passive: nothing goes before the
 				 * peer's first Send (sdp_cm_request())
 				 */
-	SDP_C_RTR_ANSWER,	/* ... which came: announce the buffer it
-				 * took (sdp_tx_try_control())
+	SDP_C_ANSWER,		/* a message of ours is due at once: the
+				 * peer's first Send came and took a
+				 * buffer (sdp_rx_rtr()), or its ping
+				 * asks (SDP_PING); any message with a
+				 * BSDH answers (sdp_tx_try_control())
 				 */
 	SDP_C_IW_QP_HELD,	/* iWARP: the iWARP CM holds the QP, from
 				 * rdma_connect() or rdma_accept() until
@@ -220,6 +223,11 @@ enum {
 	SDP_P_RINV,		/* SDP_HF_RINV, and our device can use it */
 	SDP_P_RESIZE,		/* SDP_HF_RESIZE */
 	SDP_P_SHRINK,		/* ... and SDP_HF_SHRINK */
+	SDP_P_PING,		/* SDP_HF_PING, and our device is iWARP:
+				 * keepalive pings, and only a message
+				 * from the peer proves it alive
+				 * (sdp_keepalive.c)
+				 */
 };
 
 /*

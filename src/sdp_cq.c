@@ -217,6 +217,21 @@ out:
 }
 
 /*
+ * Does this completion show that the peer is alive (keepalive's
+ * last_heard)?  Any that succeeded, except over iWARP with a peer that
+ * answers pings (SDP_P_PING): there our sends complete once the local
+ * TCP has them, and only a message received or an RDMA Read's response
+ * came from the peer.  wc->opcode is valid only with success.
+ */
+static bool sdp_cq_heard(const struct sdp_sock *ssk, const struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS)
+		return false;
+	return !test_bit(SDP_P_PING, &ssk->conn.peer) ||
+	       (wc->opcode & IB_WC_RECV) || wc->opcode == IB_WC_RDMA_READ;
+}
+
+/*
  * Handle up to @budget completions; poll_lock held, BHs off.
  *
  * Every work request we post carries an ib_cqe, except the RDMA reads
@@ -239,7 +254,7 @@ static int sdp_cq_process(struct sdp_sock *ssk, int budget)
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++) {
-			heard |= wcs[i].status == IB_WC_SUCCESS;
+			heard |= sdp_cq_heard(ssk, &wcs[i]);
 			if (unlikely(!wcs[i].wr_cqe))
 				sdp_zc_rd_chain_done(ssk, &wcs[i]);
 			else

@@ -35,13 +35,13 @@
 #define SDP_HDR	sizeof(struct sdp_bsdh)
 
 /*
- * Send a control message now: a BSDH and @extlen bytes of extra header
- * (at most SDP_CTRL_SIZE in all), with Invalidate of the peer's key *@inv
- * unless @inv is NULL.  ssk->lock held.  Returns -EAGAIN when there is
- * no credit or no free control buffer.
+ * Send a control message now: a BSDH with @flags and @extlen bytes of
+ * extra header (at most SDP_CTRL_SIZE in all), with Invalidate of the
+ * peer's key *@inv unless @inv is NULL.  ssk->lock held.  Returns -EAGAIN
+ * when there is no credit or no free control buffer.
  */
-int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
-		    const u32 *inv)
+static int sdp_post_ctrl_flags(struct sdp_sock *ssk, u8 mid, u8 flags,
+			       const void *ext, u32 extlen, const u32 *inv)
 {
 	struct sdp_buf *b;
 	int err;
@@ -58,6 +58,7 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 		return -EAGAIN;
 	b = &ssk->conn.ctrl_ring[ssk->conn.ctrl_head % SDP_CTRL_BUFS];
 	sdp_fill_bsdh(ssk, b->data, mid, SDP_HDR + extlen, true);
+	((struct sdp_bsdh *)b->data)->flags = flags;
 	if (extlen)
 		memcpy(b->data + SDP_HDR, ext, extlen);
 	b->mid = mid;	/* remembered for the completion */
@@ -71,6 +72,27 @@ int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 	DEBUG_NET_WARN_ON_ONCE(ssk->conn.tx_credits < 0);
 	sdp_stat_tx_ctrl(ssk, mid);
 	return 0;
+}
+
+int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
+		    const u32 *inv)
+{
+	return sdp_post_ctrl_flags(ssk, mid, 0, ext, extlen, inv);
+}
+
+/*
+ * A keepalive ping: an empty Data message with SDP_PING, which a peer
+ * that set SDP_HF_PING answers at once (sdp_keepalive.c).  Only when
+ * the peer can answer it (sdp_ping_ok()): -EAGAIN if not.  ssk->lock
+ * held.
+ */
+int sdp_post_ping(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	if (!sdp_ping_ok(ssk->conn.tx_credits, sdp_credit_grant(ssk),
+			 ssk->conn.rx_posted))
+		return -EAGAIN;
+	return sdp_post_ctrl_flags(ssk, SDP_MID_DATA, SDP_PING, NULL, 0, NULL);
 }
 
 /*

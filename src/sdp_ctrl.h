@@ -16,6 +16,7 @@ struct sdp_sock;
 
 int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid);
 int sdp_post_rtr(struct sdp_sock *ssk);
+int sdp_post_ping(struct sdp_sock *ssk);
 int __sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, const void *ext, u32 extlen,
 		    const u32 *inv);
 void sdp_tx_chrcvbuf_ack(struct sdp_sock *ssk);

@@ -23,6 +23,8 @@ struct sdp_sock;
  * @persist_at: when the next persist probe is due
  * @persist_ivl: the interval before that one
  * @probes_out: keepalive probes without an answer
+ * @probe_at: when the last one went; hearing from the peer at or after
+ *	it answers them all
  * @busy: a probe is posted and not completed
  * @cqe: the probe's completion
  *
@@ -35,6 +37,7 @@ struct sdp_ka {
 	unsigned long persist_at;
 	unsigned long persist_ivl;
 	int probes_out;
+	unsigned long probe_at;
 	bool busy;
 	struct ib_cqe cqe;
 };

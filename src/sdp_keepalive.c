@@ -26,6 +26,20 @@
  * and its retry budget may end it before TCP_KEEPCNT intervals: the
  * abort then comes earlier, with the same error.
  *
+ * Over iWARP a send, the probe too, completes once the local TCP has
+ * taken it: nothing of ours proves the peer alive, only what it sends
+ * us.  With a peer that answers pings (SDP_HF_PING; SDP_P_PING) the
+ * keepalive probe is a ping, an empty Data message it answers at once,
+ * and only our receives count as hearing from it (sdp_cq_heard()); our
+ * work in flight does not stop the probes (an RDMA Read of a peer that
+ * died waits for ever there, its request safe in the local TCP).  A
+ * ping needs credits for itself and its answer (sdp_ping_ok()); while
+ * they lack (our reader leaves our ring full), the probe is the write,
+ * whose completion only shows that the local TCP still takes data, and
+ * it never counts as unanswered.  A dead peer is then found by that
+ * TCP's retransmissions, as are persist probes over iWARP: for those
+ * the connection's TCP does what TCP's own persist timer would.
+ *
  * Persist probes, always on, follow TCP's zero-window probes: while
  * committed data waits for credits, a probe after SDP_PERSIST_MIN,
  * doubling up to SDP_PERSIST_MAX; with TCP_USER_TIMEOUT the connection
@@ -44,6 +58,7 @@
 #include "sdp.h"
 #include "sdp_close.h"
 #include "sdp_conn.h"
+#include "sdp_ctrl.h"
 #include "sdp_fallback.h"
 #include "sdp_ka.h"
 #include "sdp_stats.h"
@@ -75,8 +90,13 @@ static int sdp_keepcnt(const struct sdp_sock *ssk)
 	       READ_ONCE(sock_net(&ssk->sk)->ipv4.sysctl_tcp_keepalive_probes);
 }
 
-/* Post a probe, unless one is still unanswered.  ssk->lock held. */
-static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib)
+/*
+ * Post a probe, unless one is still unanswered: a ping where the peer
+ * must answer it (@ping, SDP_P_PING) and can (sdp_post_ping()), else the
+ * zero-length RDMA Write.  ssk->lock held.
+ */
+static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib,
+			 bool ping)
 {
 	struct ib_rdma_wr wr = {
 		.wr = {
@@ -88,6 +108,9 @@ static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib)
 
 	lockdep_assert_held(&ssk->lock);
 	SDP_INC_STATS(sock_net(&ssk->sk), mib);
+	if (ping && test_bit(SDP_P_PING, &ssk->conn.peer) &&
+	    !sdp_post_ping(ssk))
+		return;
 	if (ssk->ka.busy)
 		return;		/* the QP retransmits the one in flight */
 	if (ib_post_send(ssk->conn.qp, &wr.wr, NULL)) {
@@ -154,7 +177,7 @@ static unsigned long sdp_ka_persist(struct sdp_sock *ssk, unsigned long now)
 		return 0;
 	}
 	if (time_after_eq(now, ssk->ka.persist_at)) {
-		sdp_ka_probe(ssk, SDP_MIB_PERSIST_PROBES);
+		sdp_ka_probe(ssk, SDP_MIB_PERSIST_PROBES, false);
 		ssk->ka.persist_ivl = min_t(unsigned long,
 					    2 * ssk->ka.persist_ivl,
 					    SDP_PERSIST_MAX);
@@ -173,13 +196,21 @@ static unsigned long sdp_ka_persist(struct sdp_sock *ssk, unsigned long now)
 static unsigned long sdp_ka_keepalive(struct sdp_sock *ssk, unsigned long now)
 {
 	unsigned long ut = msecs_to_jiffies(READ_ONCE(ssk->tcp.user_timeout));
-	unsigned long idle = sdp_keepidle(ssk), elapsed;
+	unsigned long idle = sdp_keepidle(ssk), last, elapsed;
 
 	if (!sock_flag(&ssk->sk, SOCK_KEEPOPEN))
 		return 0;
-	if (sdp_sends_in_flight(ssk))
+	/* Over iWARP (SDP_P_PING) what is in flight proves nothing. */
+	if (!test_bit(SDP_P_PING, &ssk->conn.peer) && sdp_sends_in_flight(ssk))
 		return idle;
-	elapsed = now - READ_ONCE(ssk->ka.last_heard);
+	last = READ_ONCE(ssk->ka.last_heard);
+	/*
+	 * Heard from since the last probe: it was answered, however late
+	 * this timer fires (a ping's answer may come well within it).
+	 */
+	if (ssk->ka.probes_out && !time_before(last, ssk->ka.probe_at))
+		ssk->ka.probes_out = 0;
+	elapsed = now - last;
 	if (elapsed < idle) {
 		ssk->ka.probes_out = 0;
 		return idle - elapsed;
@@ -189,8 +220,9 @@ static unsigned long sdp_ka_keepalive(struct sdp_sock *ssk, unsigned long now)
 		sdp_ka_timeout(ssk);
 		return 0;
 	}
-	sdp_ka_probe(ssk, SDP_MIB_KEEPALIVE_PROBES);
+	sdp_ka_probe(ssk, SDP_MIB_KEEPALIVE_PROBES, true);
 	ssk->ka.probes_out++;
+	ssk->ka.probe_at = now;
 	return sdp_keepintvl(ssk);
 }
 

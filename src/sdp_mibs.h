@@ -93,6 +93,7 @@ SDP_MIB(ABORTCONN_RX, "AbortConnRx")
 /* dead-peer detection (sdp_keepalive.c) */
 SDP_MIB(KEEPALIVE_PROBES, "KeepaliveProbes")	/* SO_KEEPALIVE probes */
 SDP_MIB(PERSIST_PROBES, "PersistProbes")	/* ... while data waits */
+SDP_MIB(PINGS_RX, "PingsRx")		/* the peer's pings (SDP_PING) */
 /* busy polling (sdp_busy_poll()) */
 SDP_MIB(BUSY_POLL_HITS, "BusyPollHits")		/* found what it waited for */
 SDP_MIB(BUSY_POLL_YIELDS, "BusyPollYields")	/* another task was runnable */

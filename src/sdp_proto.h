@@ -62,11 +62,17 @@ enum sdp_mid {
 /* BSDH flags. */
 #define SDP_OOB_PRES	0x01	/* this message carries urgent data */
 #define SDP_OOB_PEND	0x02	/* urgent data is pending */
+/*
+ * SDP_PING: send a message at once (to a sender whose Hello(Ack) had
+ * SDP_HF_PING).  Sent on an empty Data message; whatever the receiver
+ * sends next answers it.
+ */
+#define SDP_PING	0x04
 
 /**
  * struct sdp_bsdh - Base Sockets Direct Header, in front of every message
  * @mid: message id, enum sdp_mid
- * @flags: SDP_OOB_PRES, SDP_OOB_PEND
+ * @flags: SDP_OOB_PRES, SDP_OOB_PEND, SDP_PING
  * @bufs: receive buffers the sender has posted now (credits it grants)
  * @len: length of the whole message: BSDH, extra header and payload
  * @mseq: sequence number of this message; 1 for the first, +1 each
@@ -107,6 +113,14 @@ static_assert(sizeof(struct sdp_bsdh) == 16);
  * (empty when idle), since the shrink waits for that one to come.
  */
 #define SDP_HF_SHRINK	0x04
+/*
+ * SDP_HF_PING: the sender answers a message whose BSDH has SDP_PING with
+ * a message of its own at once (a credit update if it has nothing else
+ * to send), whenever its credits allow a control message.  Keepalive
+ * over iWARP needs it: there a send completes once the local TCP has
+ * taken it, so only a message from the peer proves the peer alive.
+ */
+#define SDP_HF_PING	0x08
 
 /**
  * struct sdp_hello - Hello, the private data of the connect request

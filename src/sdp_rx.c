@@ -533,7 +533,7 @@ void sdp_rx_urg_advance(struct sdp_sock *ssk, u32 n)
 /*
  * iWARP, passive: the peer's first Send, empty (sdp_post_rtr()), lets us
  * send with the credits its Hello gave, and the buffer it took is
- * announced at once, since the peer counted it (SDP_C_RTR_ANSWER).  Any
+ * announced at once, since the peer counted it (SDP_C_ANSWER).  Any
  * other empty message is one shorter than a BSDH (sdp_bsdh_check()).
  * ssk->lock held.
  */
@@ -543,7 +543,7 @@ static bool sdp_rx_rtr(struct sdp_sock *ssk)
 	if (!test_and_clear_bit(SDP_C_RTR_WAIT, &ssk->conn.flags))
 		return false;
 	ssk->conn.tx_credits = ssk->conn.rtr_credits;
-	set_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags);
+	set_bit(SDP_C_ANSWER, &ssk->conn.flags);
 	return true;
 }
 
@@ -599,6 +599,15 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 	 * our messages after its mseq_ack are still on their way into them.
 	 */
 	ssk->conn.tx_credits = sdp_bsdh_credits(h, ssk->conn.tx_mseq_next);
+	/*
+	 * A ping (we offered SDP_HF_PING): our next message answers it,
+	 * sent as soon as the credits allow (sdp_tx_try_control() after
+	 * this message).  Several before it get one answer.
+	 */
+	if (h->flags & SDP_PING) {
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_PINGS_RX);
+		set_bit(SDP_C_ANSWER, &ssk->conn.flags);
+	}
 	/* Our last small message arrived: Nagle may let the next one go. */
 	if (test_bit(SDP_C_TX_SMALL, &ssk->conn.flags) &&
 	    !sdp_mseq_after(ssk->conn.tx_small_mseq, be32_to_cpu(h->mseq_ack)))

@@ -269,9 +269,12 @@ void sdp_fill_bsdh(struct sdp_sock *ssk, struct sdp_bsdh *h, u8 mid, u32 len,
 	if (seq) {
 		mseq = ssk->conn.tx_mseq_next++;
 		mseq_ack = ssk->conn.rx_mseq_last;
-		/* Our buffers announced: also the one an empty Send took. */
-		if (unlikely(test_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags)))
-			clear_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags);
+		/*
+		 * Our buffers announced (also the one an empty Send took),
+		 * and a ping answered.
+		 */
+		if (unlikely(test_bit(SDP_C_ANSWER, &ssk->conn.flags)))
+			clear_bit(SDP_C_ANSWER, &ssk->conn.flags);
 	}
 	sdp_bsdh_init(h, mid, len, ssk->conn.rx_posted, mseq, mseq_ack);
 	ssk->conn.rx_mseq_limit =
@@ -552,12 +555,13 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	/*
 	 * A credit update, when it lets a peer that may be running short
 	 * send data again, or when the buffers it announces add up to half
-	 * the ring (sdp_credit_update_due()); or, over iWARP, when the
-	 * peer's empty first Send took one that no message of ours
-	 * announced again yet (sdp_rx_rtr()).
+	 * the ring (sdp_credit_update_due()); or when an answer is due
+	 * (SDP_C_ANSWER): over iWARP the peer's empty first Send took a
+	 * buffer that no message of ours announced again yet
+	 * (sdp_rx_rtr()), or the peer pinged (SDP_PING).
 	 */
 	grant = sdp_credit_grant(ssk);
-	if (test_bit(SDP_C_RTR_ANSWER, &ssk->conn.flags) ||
+	if (test_bit(SDP_C_ANSWER, &ssk->conn.flags) ||
 	    sdp_credit_update_due(grant,
 				  sdp_peer_credits(ssk->conn.rx_mseq_last,
 						   ssk->conn.rx_mseq_limit),

@@ -313,6 +313,26 @@ static inline bool sdp_ctrl_credit_ok(int tx_credits, u8 mid, u32 grant)
 }
 
 /**
+ * sdp_ping_ok() - may a keepalive ping (SDP_PING) go now?
+ * @tx_credits: our credits
+ * @grant: credits it would grant the peer (sdp_credit_grant_calc())
+ * @rx_posted: receive buffers we have posted, which the ping announces
+ *
+ * The ping is a control message (sdp_ctrl_credit_ok()), and its answer
+ * is one too: the peer reads its credits from the ping's BSDH, so it
+ * can answer at once only with at least SDP_DATA_MIN_CREDITS of them,
+ * the last one being kept for a message that grants us enough.  A ping
+ * the peer could not answer would make a live peer look dead.
+ *
+ * Return: true if it may.
+ */
+static inline bool sdp_ping_ok(int tx_credits, u32 grant, u32 rx_posted)
+{
+	return sdp_ctrl_credit_ok(tx_credits, SDP_MID_DATA, grant) &&
+	       rx_posted >= SDP_DATA_MIN_CREDITS;
+}
+
+/**
  * sdp_version_ok() - do we speak the peer's protocol version?
  * @version: the version byte of its Hello or HelloAck
  *

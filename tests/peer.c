@@ -101,7 +101,8 @@ static void bad_message_case(uint8_t mid, uint32_t len, uint32_t mseq,
 
 /*
  * "hello" from the peer reaches recv(); "world" from send() reaches the
- * peer as Data acknowledging the peer's first message.  Returns it.
+ * peer as Data acknowledging the peer's "hello" (its first message, but
+ * for answers to pings).  Returns it.
  */
 static struct msg *hello_world(struct peer *p)
 {
@@ -112,7 +113,7 @@ static struct msg *hello_world(struct peer *p)
 	sdp_expect_data(p, "hello");
 	CHECK(send(p->sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
 	      strerror(errno));
-	m = peer_expect_msg(p, MID_DATA, 1);
+	m = peer_expect_msg(p, MID_DATA, p->tx_mseq);
 	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
 	      "payload \"%.*s\"", (int)m->paylen, m->payload);
 	return m;
@@ -1159,9 +1160,9 @@ static void test_zcopy_remote_inv(void)
 
 	klog_start();
 	peer_setup(&p, 0);
-	CHECK(p.ha.flags == (HF_RINV | HF_RESIZE | HF_SHRINK),
+	CHECK(p.ha.flags == (HF_RINV | HF_RESIZE | HF_SHRINK | HF_PING),
 	      "HelloAck flags %#x, expected %#x", p.ha.flags,
-	      HF_RINV | HF_RESIZE | HF_SHRINK);
+	      HF_RINV | HF_RESIZE | HF_SHRINK | HF_PING);
 	first = zsend_read_by_peer(&p, true);
 	info = sdp_info_of(p.sock);
 	CHECK(info.sdpi_rinv_rx == 1 && info.sdpi_zcopy_tx_bytes == PEER_BIG,
@@ -1715,7 +1716,8 @@ static void set_keepalive(int fd, int idle, int intvl, int cnt)
  * on it fails with ETIMEDOUT after idle + intvl x cnt = 3 s, give or take
  * an interval, with two probes counted and the abort counted as a
  * timeout.  Over iWARP too, whose sends complete before the peer has
- * them (peer_goes_silent()).
+ * them (peer_goes_silent()): there the probes are pings, which this peer
+ * offered to answer (HF_PING) and cannot any more.
  */
 static void test_keepalive_dead_peer(void)
 {
@@ -1723,7 +1725,7 @@ static void test_keepalive_dead_peer(void)
 	struct peer p;
 
 	klog_start();
-	peer_setup(&p, 0);
+	peer_setup_flags(&p, 0, HF_PING);
 	p.completion_errors_ok = true;
 	probes = sdp_stat("KeepaliveProbes");
 	timeouts = sdp_stat("AbortOnTimeout");
@@ -1743,6 +1745,56 @@ static void test_keepalive_dead_peer(void)
 	CHECK(sdp_stat("AbortOnTimeout") - timeouts == 1,
 	      "AbortOnTimeout +%lld", sdp_stat("AbortOnTimeout") - timeouts);
 	peer_teardown(&p);
+}
+
+/*
+ * SO_KEEPALIVE (1/1/2) while the module's reader has an RDMA Read of the
+ * peer's pages in flight, and the peer goes silent.  On InfiniBand and
+ * RoCE the Read's retries run out: ETIMEDOUT within the QP's retry
+ * budget (bounded at 30 s).  Over iWARP the Read's request waits in the
+ * local TCP, and keepalive's pings, which work in flight does not hold
+ * back there, find the peer: ETIMEDOUT within idle + interval x count,
+ * give or take an interval (without them the module's bound on a read,
+ * SDP_ZC_ANSWER_TIMEOUT, 10 s, would end it, with a warning).  The read
+ * is posted as the recv() begins, the advertisement being there.
+ */
+static void test_keepalive_dead_peer_reading(void)
+{
+	const size_t len = PEER_BIG;
+	struct zrecv z = { .len = len };
+	long long t0, ms;
+	struct ibv_mr *mr;
+	struct peer p;
+	pthread_t t;
+
+	z.buf = malloc(len);
+	CHECK(z.buf, "out of memory");
+	klog_start();
+	peer_setup_flags(&p, 0, HF_PING);
+	p.completion_errors_ok = true;
+	z.fd = p.sock;
+	mr = peer_reg_readable(&p, len);
+	pattern_fill(mr->addr, len, 96, 0);
+	peer_advertise(&p, mr, len);
+	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN,
+	      "the advertisement did not arrive");
+	peer_goes_silent(&p);
+	set_keepalive(p.sock, 1, 1, 2);
+	t0 = now_ms();
+	CHECK(!pthread_create(&t, NULL, zrecv_fn, &z), "pthread_create");
+	CHECK(join_ms(t, 30000) == 0, "the recv did not return within 30 s");
+	ms = now_ms() - t0;
+	peer_revives();
+	tap_diag("the recv failed after %lld ms with %s", ms,
+		 strerrorname_np(z.err));
+	CHECK(z.ret == -1 && z.err == ETIMEDOUT,
+	      "recv: %zd (%s), expected ETIMEDOUT", z.ret,
+	      strerrorname_np(z.err));
+	CHECK(!test_device_iwarp() || (ms >= 1500 && ms <= 4000 + 500),
+	      "over iWARP after %lld ms, expected 3000 +- 1000", ms);
+	CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
+	peer_teardown(&p);
+	free(z.buf);
 }
 
 /*
@@ -1793,12 +1845,15 @@ static void test_zcopy_abort_while_pinning(void)
 
 /*
  * Keepalive probes to a live peer: answered, so even TCP_KEEPCNT 1 keeps
- * the connection; the peer's software sees nothing of them (no message,
- * no receive buffer taken), the module's credits are what they were, and
- * data flows both ways afterwards.
+ * the connection, and data flows both ways afterwards.  A peer that
+ * offered to answer pings (@flags HF_PING) gets them over iWARP, one per
+ * probe, and answers each.  Otherwise, and on every other device, the
+ * peer's software sees nothing of them (no message, no receive buffer
+ * taken) and the module's credits are what they were.
  */
-static void test_keepalive_live_peer(void)
+static void keepalive_live_peer(uint8_t flags)
 {
+	bool pings = (flags & HF_PING) && test_device_iwarp();
 	struct tcp_info before, after;
 	long long probes, got = 0;
 	socklen_t len = sizeof(before);
@@ -1806,30 +1861,116 @@ static void test_keepalive_live_peer(void)
 	struct peer p;
 
 	klog_start();
-	peer_setup(&p, 0);
+	peer_setup_flags(&p, 0, flags);
 	peer_idle(&p, 100);
 	CHECK(getsockopt(p.sock, IPPROTO_TCP, TCP_INFO, &before, &len) == 0,
 	      "TCP_INFO: %s", strerror(errno));
 	rx_n = p.rx_n;
 	probes = sdp_stat("KeepaliveProbes");
 	set_keepalive(p.sock, 1, 1, 1);
-	CHECK(PEER_WAIT(&p, (got = sdp_stat("KeepaliveProbes") - probes) >= 3,
-			WAIT_MS),
-	      "%lld keepalive probes in %d ms, expected 3 or more", got,
-	      WAIT_MS);
+	/* Three probes; over iWARP, three pings come, the last one too. */
+	CHECK(PEER_WAIT(&p, (got = sdp_stat("KeepaliveProbes") - probes) >= 3 &&
+			(!pings || p.pings >= 3), WAIT_MS),
+	      "%lld keepalive probes and %u pings in %d ms, expected 3 or more",
+	      got, p.pings, WAIT_MS);
 	CHECK(wait_fd(p.sock, POLLIN, 0) == 0, "the socket is readable");
-	CHECK(p.rx_n == rx_n, "the peer received %u messages",
-	      p.rx_n - rx_n);
+	CHECK(sockopt_get(p.sock, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR");
 	CHECK(!p.rx_errors && !p.rx_flushed, "peer receive errors");
-	len = sizeof(after);
-	CHECK(getsockopt(p.sock, IPPROTO_TCP, TCP_INFO, &after, &len) == 0,
-	      "TCP_INFO: %s", strerror(errno));
-	CHECK(after.tcpi_snd_cwnd == before.tcpi_snd_cwnd &&
-	      after.tcpi_unacked == 0,
-	      "credits %u -> %u, %u unacknowledged", before.tcpi_snd_cwnd,
-	      after.tcpi_snd_cwnd, after.tcpi_unacked);
+	if (pings) {
+		tap_diag("%lld probes, %u pings", got, p.pings);
+		CHECK(got >= p.pings && got <= p.pings + 1 &&
+		      p.rx_n - rx_n == p.pings,
+		      "%u pings and %u messages for %lld probes", p.pings,
+		      p.rx_n - rx_n, got);
+	} else {
+		CHECK(p.rx_n == rx_n && !p.pings,
+		      "the peer received %u messages, %u pings",
+		      p.rx_n - rx_n, p.pings);
+		len = sizeof(after);
+		CHECK(getsockopt(p.sock, IPPROTO_TCP, TCP_INFO, &after,
+				 &len) == 0, "TCP_INFO: %s", strerror(errno));
+		CHECK(after.tcpi_snd_cwnd == before.tcpi_snd_cwnd &&
+		      after.tcpi_unacked == 0,
+		      "credits %u -> %u, %u unacknowledged",
+		      before.tcpi_snd_cwnd, after.tcpi_snd_cwnd,
+		      after.tcpi_unacked);
+	}
 
 	hello_world(&p);
+	orderly_close(&p);
+	if (klog_has("sdp: ")) {
+		klog_show();
+		CHECK(false, "the module logged something");
+	}
+	peer_teardown(&p);
+}
+
+static void test_keepalive_live_peer(void)
+{
+	keepalive_live_peer(0);
+}
+
+static void test_keepalive_ping_answered(void)
+{
+	keepalive_live_peer(HF_PING);
+}
+
+/*
+ * A peer pings the module (SDP_HF_PING is the module's offer, whatever
+ * the peer's own Hello said): an empty Data message with BSDH_PING gets
+ * a credit update at once; five in a row get at least one answer and at
+ * most five, the last acknowledging the last ping; a ping on a message
+ * with data is answered too, and the data is delivered.  Each is
+ * counted (PingsRx); the connection stays healthy, and nothing is
+ * logged.  On every device.
+ */
+static void test_ping_answered(void)
+{
+	long long rx = sdp_stat("PingsRx");
+	unsigned int i, answers = 0;
+	struct msg *m;
+	struct peer p;
+
+	klog_start();
+	peer_setup(&p, 0);
+	peer_skip_updates(&p);
+	p.tx_flags = BSDH_PING;
+	peer_send(&p, MID_DATA, NULL, 0);
+	peer_expect_msg(&p, MID_UPDATE, p.tx_mseq);
+	CHECK(sdp_stat("PingsRx") - rx == 1, "PingsRx +%lld, expected 1",
+	      sdp_stat("PingsRx") - rx);
+
+	for (i = 0; i < 5; i++) {
+		p.tx_flags = BSDH_PING;
+		peer_send(&p, MID_DATA, NULL, 0);
+	}
+	peer_sends_ok(&p);
+	do {
+		m = peer_next_msg(&p);
+		CHECK(m && is_credit_update(m) && !m->flags,
+		      "answer %u: no credit update within %d ms", answers + 1,
+		      PEER_WAIT_MS);
+		answers++;
+	} while (m->mseq_ack != p.tx_mseq && answers < 5);
+	tap_diag("5 pings, %u answers", answers);
+	CHECK(m->mseq_ack == p.tx_mseq,
+	      "%u answers, the last acknowledging %u of %u", answers,
+	      m->mseq_ack, p.tx_mseq);
+	CHECK(sdp_stat("PingsRx") - rx == 6, "PingsRx +%lld, expected 6",
+	      sdp_stat("PingsRx") - rx);
+
+	/* A ping on data: delivered, and answered before it is read. */
+	p.tx_flags = BSDH_PING;
+	peer_send_data(&p, "pinged");
+	m = peer_expect_msg(&p, MID_UPDATE, p.tx_mseq);
+	sdp_expect_data(&p, "pinged");
+	CHECK(send(p.sock, "world", 5, MSG_NOSIGNAL) == 5, "send: %s",
+	      strerror(errno));
+	m = peer_expect_msg(&p, MID_DATA, p.tx_mseq);
+	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
+	      "payload \"%.*s\"", (int)m->paylen, m->payload);
+	CHECK(sdp_stat("PingsRx") - rx == 7, "PingsRx +%lld, expected 7",
+	      sdp_stat("PingsRx") - rx);
 	orderly_close(&p);
 	if (klog_has("sdp: ")) {
 		klog_show();
@@ -1894,12 +2035,48 @@ static void stalled_peer(struct peer *p, int user_timeout_ms,
 	stall_for_credits(p);
 }
 
+#define TCP_RETRIES2	"/proc/sys/net/ipv4/tcp_retries2"
+
+/*
+ * Over iWARP the persist probe completes once the local TCP has it: the
+ * connection's TCP finds the dead peer, after its retransmissions
+ * (tcp_retries2, 3 here: about 3 s of them), and the iWARP CM reports
+ * only that the connection closed: ECONNRESET (sdp(7), "iWARP").
+ */
+static void persist_dead_peer_iwarp(void)
+{
+	long long t0, ms, probes, retries2 = read_ull(TCP_RETRIES2);
+	struct peer p;
+	char v[24];
+	int r;
+
+	CHECK(retries2 >= 0, "%s", TCP_RETRIES2);
+	stalled_peer(&p, 0, &t0);
+	probes = sdp_stat("PersistProbes");
+	peer_goes_silent(&p);	/* first: it skips in host mode */
+	CHECK(write_file(TCP_RETRIES2, "3") == 0, "%s", TCP_RETRIES2);
+	t0 = now_ms();
+	r = wait_fd(p.sock, POLLOUT, 30000);
+	ms = now_ms() - t0;
+	snprintf(v, sizeof(v), "%lld", retries2);
+	CHECK(write_file(TCP_RETRIES2, v) == 0, "%s", TCP_RETRIES2);
+	peer_revives();
+	tap_diag("dead peer found after %lld ms", ms);
+	CHECK(r & POLLERR, "no error within 30 s (revents %#x)", r);
+	CHECK(ms >= 1000, "error after %lld ms, before the first probe", ms);
+	CHECK(send(p.sock, "x", 1, MSG_NOSIGNAL) == -1 && errno == ECONNRESET,
+	      "send: %s, expected ECONNRESET", strerrorname_np(errno));
+	CHECK(sdp_stat("PersistProbes") - probes >= 1, "no persist probe");
+	peer_teardown(&p);
+}
+
 /*
  * Data waits for credits from a peer that died, no SO_KEEPALIVE: the
  * module's persist probe is not acknowledged, the QP's retries run out,
  * and the send side gets ETIMEDOUT after the first probe (1 s) and the
  * QP's retry budget (the probe and 6 retries of the ACK timeout that the
  * CM sets over Soft-RoCE: 16 s on 6.1, 5 s on 6.12; bounded at 30 s).
+ * Over iWARP see persist_dead_peer_iwarp().
  */
 static void test_persist_dead_peer(void)
 {
@@ -1907,6 +2084,10 @@ static void test_persist_dead_peer(void)
 	struct peer p;
 	int r;
 
+	if (test_device_iwarp()) {
+		persist_dead_peer_iwarp();
+		return;
+	}
 	stalled_peer(&p, 0, &t0);
 	probes = sdp_stat("PersistProbes");
 	t0 = now_ms();
@@ -3259,7 +3440,10 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_sender_returns_big_buffers),
 	TAP_TEST(test_half_open_bounded),
 	TAP_TEST(test_keepalive_dead_peer),
+	TAP_TEST(test_keepalive_dead_peer_reading),
 	TAP_TEST(test_keepalive_live_peer),
+	TAP_TEST(test_keepalive_ping_answered),
+	TAP_TEST(test_ping_answered),
 	TAP_TEST(test_persist_dead_peer),
 	TAP_TEST(test_user_timeout_stall),
 	TAP_TEST(test_qp_error_write_idle),

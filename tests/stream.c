@@ -2935,6 +2935,53 @@ static void test_so_keepalive(void)
 	close(c);
 }
 
+static void keepalive_1s(int fd)
+{
+	sockopt_set(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPIDLE, 1);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPINTVL, 1);
+	sockopt_set(fd, IPPROTO_TCP, TCP_KEEPCNT, 1);
+}
+
+/*
+ * SO_KEEPALIVE (1 s idle, 1 s interval, 1 probe) on both ends of a
+ * connection left idle for 4 s: each end's probes are answered (over
+ * iWARP they are pings, which the other end answers), so the connection
+ * lives, as TCP's does, and carries data both ways afterwards.
+ */
+static void test_keepalive_idle_pair(void)
+{
+	long long probes = 0, pings = 0;
+	int c, s;
+
+	if (test_is_sdp()) {
+		probes = sdp_stat("KeepaliveProbes");
+		pings = sdp_stat("PingsRx");
+	}
+	net_pair(&c, &s);
+	keepalive_1s(c);
+	keepalive_1s(s);
+	CHECK(wait_fd(c, POLLIN, 4000) == 0 && wait_fd(s, POLLIN, 0) == 0,
+	      "an end is readable after 4 s: SO_ERROR %d and %d",
+	      sockopt_get(c, SOL_SOCKET, SO_ERROR),
+	      sockopt_get(s, SOL_SOCKET, SO_ERROR));
+	send_pattern(c, 1000, 47, 0);
+	recv_pattern(s, 1000, 47, 0);
+	send_pattern(s, 1000, 48, 0);
+	recv_pattern(c, 1000, 48, 0);
+	if (test_is_sdp()) {
+		probes = sdp_stat("KeepaliveProbes") - probes;
+		pings = sdp_stat("PingsRx") - pings;
+		tap_diag("%lld probes, %lld pings received", probes, pings);
+		CHECK(probes >= 4, "%lld keepalive probes in 4 s", probes);
+		CHECK(!test_device_iwarp() ? pings == 0 :
+		      pings >= probes - 2 && pings <= probes,
+		      "%lld pings received for %lld probes", pings, probes);
+	}
+	close(s);
+	close(c);
+}
+
 /*
  * poll(): POLLOUT on a fresh connection, POLLIN exactly while data is
  * queued; POLLOUT goes away when the send buffer is full and comes back
@@ -4354,6 +4401,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_msg_more),
 	TAP_TEST(test_held_write_ceiling),
 	TAP_TEST(test_so_keepalive),
+	TAP_TEST(test_keepalive_idle_pair),
 	TAP_TEST(test_tcp_linger2),
 	TAP_TEST(test_tcp_inq),
 	TAP_TEST(test_poll_readiness),

@@ -434,6 +434,26 @@ static void test_ctrl_credit_ok(void)
 	EQ(sdp_ctrl_credit_ok(2, SDP_MID_ABORT, 0), true);
 }
 
+/* A ping goes only when both it and its answer can. */
+static void test_ping_ok(void)
+{
+	/* We have credits; the peer reads two or more from the ping. */
+	EQ(sdp_ping_ok(2, 0, 2), true);
+	EQ(sdp_ping_ok(16, 0, 16), true);
+	/* ... one: its answer would need its last credit. */
+	EQ(sdp_ping_ok(16, 0, 1), false);
+	EQ(sdp_ping_ok(16, 16, 1), false);
+	/* ... none (our ring is full of unread data). */
+	EQ(sdp_ping_ok(16, 0, 0), false);
+	/* Our last credit: only with a grant, as any control message. */
+	EQ(sdp_ping_ok(1, 0, 16), false);
+	EQ(sdp_ping_ok(1, 1, 16), false);
+	EQ(sdp_ping_ok(1, 2, 16), true);
+	/* No credit at all. */
+	EQ(sdp_ping_ok(0, 16, 16), false);
+	EQ(sdp_ping_ok(-1, 16, 16), false);
+}
+
 static void test_version_ok(void)
 {
 	EQ(sdp_version_ok(0x30), true);
@@ -1050,6 +1070,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_credit_update_due),
 	TAP_TEST(test_data_credit_ok),
 	TAP_TEST(test_ctrl_credit_ok),
+	TAP_TEST(test_ping_ok),
 	TAP_TEST(test_version_ok),
 	TAP_TEST(test_peer_bufs_ok),
 	TAP_TEST(test_hello_check),

@@ -185,6 +185,19 @@ static void peer_record(struct peer *p, unsigned int i,
 	p->rx_mseq = m->mseq;
 }
 
+/*
+ * The message just recorded is a ping: count it, and answer it with a
+ * credit update if our Hello offered that (HF_PING).
+ */
+static void peer_answer_ping(struct peer *p)
+{
+	if (p->rx_n > PEER_MAX_MSGS || !(p->rx[p->rx_n - 1].flags & BSDH_PING))
+		return;
+	p->pings++;
+	if (p->hello_flags & HF_PING)
+		peer_send(p, MID_DATA, NULL, 0);
+}
+
 /* Handle every completion there is; receive buffers are reposted. */
 static void peer_poll_cq(struct peer *p)
 {
@@ -200,6 +213,7 @@ static void peer_poll_cq(struct peer *p)
 					peer_record(p, b, &wc[i]);
 					/* Fails only once the QP is gone. */
 					peer_post_recv(p, b);
+					peer_answer_ping(p);
 				} else if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
 					p->rx_flushed++;
 				} else {
@@ -301,12 +315,14 @@ void peer_send_raw(struct peer *p, uint8_t mid, uint32_t len,
 			(size_t)(p->tx_slot % PEER_TX_SLOTS) * PEER_TX_SLOT;
 	struct bsdh h = {
 		.mid = mid,
+		.flags = p->tx_flags,
 		.bufs = htons(p->adv_bufs ?: PEER_RX_BUFS),
 		.len = htonl(len),
 		.mseq = htonl(mseq),
 		.mseq_ack = htonl(p->rx_mseq),
 	};
 
+	p->tx_flags = 0;
 	CHECK(sizeof(h) + paylen <= PEER_TX_SLOT && wire_len <= PEER_TX_SLOT,
 	      "message too big for a send slot");
 	CHECK(p->tx_posted - p->tx_done < PEER_TX_SLOTS,

@@ -109,6 +109,10 @@ struct hello_ack {
 #define HF_RESIZE	0x02
 /* ... and one that makes them smaller, and more than one. */
 #define HF_SHRINK	0x04
+/* ... and it answers a ping (BSDH_PING) at once: the peer then does. */
+#define HF_PING		0x08
+/* BSDH flag: answer this message at once (src/sdp_proto.h, SDP_PING). */
+#define BSDH_PING	0x04
 /* The module's receive buffers: small at first, then full (src/sdp_wire.h). */
 #define SDP_BUF_SMALL	4096
 #define SDP_BUF_SIZE	(32 * 1024)
@@ -174,10 +178,12 @@ struct peer {
 	unsigned int rx_flushed, rx_errors;
 	struct msg rx[PEER_MAX_MSGS];
 	unsigned int rx_n;		/* messages received */
+	unsigned int pings;		/* ... with BSDH_PING */
 	unsigned int rx_read;		/* ... and taken by peer_next_msg() */
 	bool completion_errors_ok;	/* the case makes the module log some */
 	uint8_t hello_flags;		/* our Hello's flags (HF_*) */
 	uint16_t adv_bufs;		/* bufs our messages say; 0: PEER_RX_BUFS */
+	uint8_t tx_flags;		/* the next message's BSDH flags */
 	bool inv;			/* the next SEND invalidates ... */
 	uint32_t inv_rkey;		/* ... this key of the module's */
 };
