@@ -30,13 +30,14 @@
  * taken it: nothing of ours proves the peer alive, only what it sends
  * us.  With a peer that answers pings (SDP_HF_PING; SDP_P_PING) the
  * keepalive probe is a ping, an empty Data message it answers at once,
- * and only our receives count as hearing from it (sdp_cq_heard()); our
- * work in flight does not stop the probes (an RDMA Read of a peer that
- * died waits for ever there, its request safe in the local TCP).  A
- * ping needs credits for itself and its answer (sdp_ping_ok()); while
- * they lack (our reader leaves our ring full), the probe is the write,
- * whose completion only shows that the local TCP still takes data, and
- * it never counts as unanswered.  A dead peer is then found by that
+ * and only our receives count as hearing from it (sdp_cq_heard()).  One
+ * ping is outstanding at most: the connection's TCP delivers it, so the
+ * later intervals only count (sdp_ka_probe()).  Only our Data in flight
+ * holds the probes back (sdp_ka_held()).  A ping needs credits for
+ * itself and its answer (sdp_ping_ok()); while they lack (our reader
+ * leaves our ring full), the probe is the write, whose completion only
+ * shows that the local TCP still takes data: it neither counts as
+ * unanswered nor answers anything.  A dead peer is then found by that
  * TCP's retransmissions, as are persist probes over iWARP: for those
  * the connection's TCP does what TCP's own persist timer would.
  *
@@ -90,13 +91,8 @@ static int sdp_keepcnt(const struct sdp_sock *ssk)
 	       READ_ONCE(sock_net(&ssk->sk)->ipv4.sysctl_tcp_keepalive_probes);
 }
 
-/*
- * Post a probe, unless one is still unanswered: a ping where the peer
- * must answer it (@ping, SDP_P_PING) and can (sdp_post_ping()), else the
- * zero-length RDMA Write.  ssk->lock held.
- */
-static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib,
-			 bool ping)
+/* Post the zero-length RDMA Write, unless one is in flight.  ssk->lock held. */
+static void sdp_ka_write(struct sdp_sock *ssk)
 {
 	struct ib_rdma_wr wr = {
 		.wr = {
@@ -107,10 +103,6 @@ static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib,
 	};
 
 	lockdep_assert_held(&ssk->lock);
-	SDP_INC_STATS(sock_net(&ssk->sk), mib);
-	if (ping && test_bit(SDP_P_PING, &ssk->conn.peer) &&
-	    !sdp_post_ping(ssk))
-		return;
 	if (ssk->ka.busy)
 		return;		/* the QP retransmits the one in flight */
 	if (ib_post_send(ssk->conn.qp, &wr.wr, NULL)) {
@@ -118,6 +110,29 @@ static void sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib,
 		return;
 	}
 	ssk->ka.busy = true;
+}
+
+/*
+ * A probe: the write, or a ping where the peer must answer one (@ping,
+ * SDP_P_PING).  A ping still unanswered is not sent again: the
+ * connection's TCP delivers it, and each would cost a credit that a dead
+ * peer never gives back.  One the peer could not answer (sdp_post_ping())
+ * is the write instead, which proves nothing there.  Returns whether the
+ * probe awaits an answer: counts towards TCP_KEEPCNT.  ssk->lock held.
+ */
+static bool sdp_ka_probe(struct sdp_sock *ssk, enum sdp_mib_field mib,
+			 bool ping)
+{
+	lockdep_assert_held(&ssk->lock);
+	SDP_INC_STATS(sock_net(&ssk->sk), mib);
+	if (ping && test_bit(SDP_P_PING, &ssk->conn.peer)) {
+		if (ssk->ka.probes_out || !sdp_post_ping(ssk))
+			return true;
+		sdp_ka_write(ssk);
+		return false;
+	}
+	sdp_ka_write(ssk);
+	return true;
 }
 
 /* The probe's completion.  Flushed: the QP is going away anyway. */
@@ -128,7 +143,9 @@ static void sdp_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&ssk->lock);
 	ssk->ka.busy = false;
 	if (wc->status == IB_WC_SUCCESS) {
-		ssk->ka.probes_out = 0;
+		/* Over iWARP the local TCP took it: that answers nothing. */
+		if (!test_bit(SDP_P_PING, &ssk->conn.peer))
+			ssk->ka.probes_out = 0;
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
 		   !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		sdp_warn_peer(ssk, "probe failed: %s\n",
@@ -177,7 +194,8 @@ static unsigned long sdp_ka_persist(struct sdp_sock *ssk, unsigned long now)
 		return 0;
 	}
 	if (time_after_eq(now, ssk->ka.persist_at)) {
-		sdp_ka_probe(ssk, SDP_MIB_PERSIST_PROBES, false);
+		sdp_ka_write(ssk);
+		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_PERSIST_PROBES);
 		ssk->ka.persist_ivl = min_t(unsigned long,
 					    2 * ssk->ka.persist_ivl,
 					    SDP_PERSIST_MAX);
@@ -187,6 +205,23 @@ static unsigned long sdp_ka_persist(struct sdp_sock *ssk, unsigned long now)
 	if (ut)
 		next = min(next, ssk->ka.stall_since + ut - now);
 	return next;
+}
+
+/*
+ * Nothing is probed while our sends are in flight: they are the probes,
+ * as TCP sends no keepalive while it has data unacknowledged.  Over
+ * iWARP (SDP_P_PING) only our Data counts: a send completes there once
+ * the local TCP has it, so Data still in flight is data that TCP holds
+ * unacknowledged; our control messages and RDMA Reads may wait behind a
+ * Read that a dead peer never answers, and a reader waiting for data is
+ * what TCP's keepalive probes for.  ssk->lock held.
+ */
+static bool sdp_ka_held(const struct sdp_sock *ssk)
+{
+	if (test_bit(SDP_P_PING, &ssk->conn.peer))
+		return ssk->conn.tx_post != ssk->conn.tx_tail ||
+		       test_bit(SDP_C_TX_PIECE, &ssk->conn.flags);
+	return sdp_sends_in_flight(ssk);
 }
 
 /*
@@ -200,8 +235,7 @@ static unsigned long sdp_ka_keepalive(struct sdp_sock *ssk, unsigned long now)
 
 	if (!sock_flag(&ssk->sk, SOCK_KEEPOPEN))
 		return 0;
-	/* Over iWARP (SDP_P_PING) what is in flight proves nothing. */
-	if (!test_bit(SDP_P_PING, &ssk->conn.peer) && sdp_sends_in_flight(ssk))
+	if (sdp_ka_held(ssk))
 		return idle;
 	last = READ_ONCE(ssk->ka.last_heard);
 	/*
@@ -220,9 +254,10 @@ static unsigned long sdp_ka_keepalive(struct sdp_sock *ssk, unsigned long now)
 		sdp_ka_timeout(ssk);
 		return 0;
 	}
-	sdp_ka_probe(ssk, SDP_MIB_KEEPALIVE_PROBES, true);
-	ssk->ka.probes_out++;
-	ssk->ka.probe_at = now;
+	if (sdp_ka_probe(ssk, SDP_MIB_KEEPALIVE_PROBES, true)) {
+		ssk->ka.probes_out++;
+		ssk->ka.probe_at = now;
+	}
 	return sdp_keepintvl(ssk);
 }
 

@@ -1719,32 +1719,69 @@ static void set_keepalive(int fd, int idle, int intvl, int cnt)
  * them (peer_goes_silent()): there the probes are pings, which this peer
  * offered to answer (HF_PING) and cannot any more.
  */
-static void test_keepalive_dead_peer(void)
+/* The module's credits (TCP_INFO's snd_cwnd, sdp(7)). */
+static unsigned int credits_of(int fd)
 {
-	long long t0, ms, probes, timeouts;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	CHECK(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0,
+	      "TCP_INFO: %s", strerror(errno));
+	return ti.tcpi_snd_cwnd;
+}
+
+static void keepalive_dead_peer(int cnt, uint16_t bufs)
+{
+	long long t0, ms, probes, timeouts, want = 1000 * (1 + cnt);
 	struct peer p;
 
 	klog_start();
 	peer_setup_flags(&p, 0, HF_PING);
 	p.completion_errors_ok = true;
+	if (bufs) {
+		/* The module's credits: @bufs, less what it sends. */
+		p.adv_bufs = bufs;
+		peer_send(&p, MID_DATA, NULL, 0);
+		peer_sends_ok(&p);
+		CHECK(PEER_WAIT(&p, credits_of(p.sock) <= bufs, WAIT_MS),
+		      "the module has %u credits, not %u", credits_of(p.sock),
+		      bufs);
+	}
 	probes = sdp_stat("KeepaliveProbes");
 	timeouts = sdp_stat("AbortOnTimeout");
 	peer_goes_silent(&p);	/* first: over iWARP that takes a while */
-	set_keepalive(p.sock, 1, 1, 2);
+	set_keepalive(p.sock, 1, 1, cnt);
 	t0 = now_ms();
 	sdp_expect_error(&p, ETIMEDOUT, BY_RECV, 0);
 	ms = now_ms() - t0;
 	peer_revives();
 	tap_diag("dead peer found after %lld ms", ms);
-	CHECK(ms >= 2000 && ms <= 4000 + 500,
-	      "dead peer found after %lld ms, expected 3000 +- 1000", ms);
+	CHECK(ms >= want - 1000 && ms <= want + 1000 + 500,
+	      "dead peer found after %lld ms, expected %lld +- 1000", ms, want);
 	klog_expect("connection timed out");
-	CHECK(sdp_stat("KeepaliveProbes") - probes == 2,
-	      "KeepaliveProbes +%lld, expected 2",
-	      sdp_stat("KeepaliveProbes") - probes);
+	CHECK(sdp_stat("KeepaliveProbes") - probes == cnt,
+	      "KeepaliveProbes +%lld, expected %d",
+	      sdp_stat("KeepaliveProbes") - probes, cnt);
 	CHECK(sdp_stat("AbortOnTimeout") - timeouts == 1,
 	      "AbortOnTimeout +%lld", sdp_stat("AbortOnTimeout") - timeouts);
 	peer_teardown(&p);
+}
+
+static void test_keepalive_dead_peer(void)
+{
+	keepalive_dead_peer(2, 0);
+}
+
+/*
+ * The same with TCP_KEEPCNT 5 and a peer that announces 3 buffers: more
+ * intervals than the module has credits for pings.  Over iWARP one ping
+ * stays outstanding and the intervals are counted (each ping would cost
+ * a credit that a dead peer never gives back, and with none left the
+ * probe could only be a write that proves nothing): found after 6 s.
+ */
+static void test_keepalive_dead_peer_few_credits(void)
+{
+	keepalive_dead_peer(5, 3);
 }
 
 /*
@@ -3440,6 +3477,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_sender_returns_big_buffers),
 	TAP_TEST(test_half_open_bounded),
 	TAP_TEST(test_keepalive_dead_peer),
+	TAP_TEST(test_keepalive_dead_peer_few_credits),
 	TAP_TEST(test_keepalive_dead_peer_reading),
 	TAP_TEST(test_keepalive_live_peer),
 	TAP_TEST(test_keepalive_ping_answered),
