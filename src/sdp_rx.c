@@ -416,8 +416,9 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 		 * the rest would wait for enough of a grant otherwise.
 		 */
 		set_bit(SDP_C_ANSWER, &ssk->conn.flags);
-		sdp_rx_announce(ssk);
+		/* Counted before the peer can see it. */
 		SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_RING_GROWS);
+		sdp_rx_announce(ssk);
 	}
 	if (done == n) {
 		if (size == SDP_BUF_SIZE && idle)
