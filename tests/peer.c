@@ -1732,6 +1732,12 @@ static unsigned int credits_of(int fd)
 
 static void keepalive_dead_peer(int cnt, uint16_t bufs)
 {
+	/*
+	 * Elsewhere than over iWARP the QP's retry budget for the first
+	 * probe (4 s on 6.12, sdp.rst "Dead peers") may end a long count
+	 * first, with fewer probes.
+	 */
+	bool budget = !test_device_iwarp() && cnt > 2;
 	long long t0, ms, probes, timeouts, want = 1000 * (1 + cnt);
 	struct peer p;
 
@@ -1756,12 +1762,25 @@ static void keepalive_dead_peer(int cnt, uint16_t bufs)
 	ms = now_ms() - t0;
 	peer_revives();
 	tap_diag("dead peer found after %lld ms", ms);
-	CHECK(ms >= want - 1000 && ms <= want + 1000 + 500,
-	      "dead peer found after %lld ms, expected %lld +- 1000", ms, want);
-	klog_expect("connection timed out");
-	CHECK(sdp_stat("KeepaliveProbes") - probes == cnt,
-	      "KeepaliveProbes +%lld, expected %d",
-	      sdp_stat("KeepaliveProbes") - probes, cnt);
+	if (budget) {
+		CHECK(ms >= 1000 && ms <= want + 1000 + 500,
+		      "dead peer found after %lld ms, expected at most %lld",
+		      ms, want + 1000);
+		CHECK(klog_has("connection timed out") ||
+		      klog_has("probe failed"), "nothing logged");
+		CHECK(sdp_stat("KeepaliveProbes") - probes >= 1 &&
+		      sdp_stat("KeepaliveProbes") - probes <= cnt,
+		      "KeepaliveProbes +%lld, expected 1 to %d",
+		      sdp_stat("KeepaliveProbes") - probes, cnt);
+	} else {
+		CHECK(ms >= want - 1000 && ms <= want + 1000 + 500,
+		      "dead peer found after %lld ms, expected %lld +- 1000",
+		      ms, want);
+		klog_expect("connection timed out");
+		CHECK(sdp_stat("KeepaliveProbes") - probes == cnt,
+		      "KeepaliveProbes +%lld, expected %d",
+		      sdp_stat("KeepaliveProbes") - probes, cnt);
+	}
 	CHECK(sdp_stat("AbortOnTimeout") - timeouts == 1,
 	      "AbortOnTimeout +%lld", sdp_stat("AbortOnTimeout") - timeouts);
 	peer_teardown(&p);
