@@ -228,6 +228,49 @@ bool sdp_abort_in_flight(const struct sdp_sock *ssk)
 }
 
 /*
+ * Can the peer's QP still send to ours?  After our DREQ it can until its
+ * CM answers: the peer moves its QP to the error state before it sends
+ * its DREP (rdma_disconnect() does both), as before a DREQ of its own.
+ * Our QP, in the error state, drops what comes meanwhile; destroyed, it
+ * would meet it half gone (on Soft-RoCE a packet that arrives while the
+ * QP is destroyed finds it without references: 6.12 warns in
+ * rxe_sched_task()).  So the QP stays until DISCONNECTED, or
+ * SDP_DREQ_ANSWER after our DREQ for a peer that never answers; not
+ * while its device goes away.  Returns the jiffies left, 0 for none.
+ * Lockless (sdp_conn_quiesce()): cm_dreq_at is written, under
+ * ssk->lock, before SDP_C_CM_DREQ is set.
+ */
+unsigned long sdp_peer_may_send(const struct sdp_sock *ssk)
+{
+	unsigned long end;
+
+	if (!test_bit(SDP_C_CM_DREQ, &ssk->conn.flags) ||
+	    test_bit(SDP_C_CM_DISCONNECTED, &ssk->conn.flags) ||
+	    sdp_device_removing(ssk->conn.sdev))
+		return 0;
+	smp_rmb();	/* cm_dreq_at, written before the bit */
+	end = READ_ONCE(ssk->conn.cm_dreq_at) + SDP_DREQ_ANSWER;
+	return time_before(jiffies, end) ? end - jiffies : 0;
+}
+
+/*
+ * Our rdma_disconnect(): on a connection that was established it sends a
+ * DREQ, whose answer our QP waits for (sdp_peer_may_send()).
+ * lock_sock() held.
+ */
+static void sdp_close_disconnect(struct sdp_sock *ssk)
+{
+	if (rdma_disconnect(ssk->id) ||
+	    !test_bit(SDP_C_ESTABLISHED, &ssk->conn.flags))
+		return;
+	spin_lock_bh(&ssk->lock);
+	WRITE_ONCE(ssk->conn.cm_dreq_at, jiffies);
+	smp_wmb();	/* before the bit: sdp_peer_may_send() */
+	set_bit(SDP_C_CM_DREQ, &ssk->conn.flags);
+	spin_unlock_bh(&ssk->lock);
+}
+
+/*
  * Both DisConns are through (ours delivered, theirs received) and nothing
  * is in flight: the connection is over.  ssk->lock held.
  */
@@ -302,6 +345,8 @@ void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	sdp_cq_process_pending(ssk);
 	spin_lock_bh(&ssk->lock);
 	disconnect = !test_and_set_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
+	/* The peer's QP is in the error state: ours may go. */
+	set_bit(SDP_C_CM_DISCONNECTED, &ssk->conn.flags);
 	spin_unlock_bh(&ssk->lock);
 	if (disconnect)
 		rdma_disconnect(id);
@@ -562,13 +607,14 @@ struct sock *sdp_close_child_unlink(struct sdp_sock *ssk)
  * sdp_close_work() - act on the close state, in process context
  * @ssk: the socket, lock_sock() held (sdp_work())
  * @again: set to how long until it should look again while our AbortConn
- *	is on its way (sdp_abort_in_flight()), else left alone
+ *	is on its way (sdp_abort_in_flight()) or the peer's CM has not
+ *	answered our DREQ (sdp_peer_may_send()), else left alone
  *
  * Abort after an error event of the QP, CQ or device (sdp_conn_fatal());
  * call rdma_disconnect() once the connection is over or aborted (and our
  * AbortConn delivered); release everything once the socket is closed,
  * its device goes away, or a connect failed (so that connect() can start
- * anew).
+ * anew), and the peer's QP can no longer send to ours.
  *
  * Return: the CM id to destroy once lock_sock() is released (its
  * reference with it), or NULL when the connection stays.
@@ -664,6 +710,15 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 		ib_modify_qp(ssk->conn.qp, &attr, IB_QP_STATE);
 	}
 	if (disconnect)
-		rdma_disconnect(ssk->id);
+		sdp_close_disconnect(ssk);
+	/* Nor while the peer's QP may still send to ours. */
+	if (destroy) {
+		unsigned long left = sdp_peer_may_send(ssk);
+
+		if (left) {
+			*again = left + 1;
+			return NULL;
+		}
+	}
 	return destroy ? sdp_conn_detach(ssk) : NULL;
 }

@@ -22,9 +22,16 @@ struct sdp_sock;
  */
 #define SDP_ABORT_DELIVERY	(2 * HZ)
 
+/*
+ * How long the QP stays after our DREQ for the peer's CM to answer it,
+ * its QP in the error state by then (sdp_peer_may_send()).
+ */
+#define SDP_DREQ_ANSWER		(2 * HZ)
+
 void __sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 void sdp_abort(struct sdp_sock *ssk, enum sdp_abort_reason why, int err);
 bool sdp_abort_in_flight(const struct sdp_sock *ssk);
+unsigned long sdp_peer_may_send(const struct sdp_sock *ssk);
 bool sdp_rx_closed(const struct sdp_sock *ssk);
 void sdp_close_check_done(struct sdp_sock *ssk);
 void sdp_close_disconn_rcvd(struct sdp_sock *ssk);

@@ -19,6 +19,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_close.h"
 #include "sdp_cm.h"
 #include "sdp_conn.h"
 #include "sdp_cq.h"
@@ -323,14 +324,16 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
  * free it under: a zero-copy transfer (sdp_conn::zc_busy), an iWARP
  * CM that holds the QP (SDP_C_IW_QP_HELD: destroying it would wait
  * with lock_sock() held for the CM's event, whose handler takes
- * lock_sock(); sdp_close_work()), or an iWARP request not yet made or
- * answered (SDP_C_IW_CONNECT).
+ * lock_sock(); sdp_close_work()), an iWARP request not yet made or
+ * answered (SDP_C_IW_CONNECT), or a peer's QP that may still send to
+ * ours (sdp_peer_may_send(): no event when its bound passes).
  */
 static bool sdp_conn_busy(struct sdp_sock *ssk)
 {
 	return READ_ONCE(ssk->conn.zc_busy) ||
 	       test_bit(SDP_C_IW_QP_HELD, &ssk->conn.flags) ||
-	       test_bit(SDP_C_IW_CONNECT, &ssk->conn.flags);
+	       test_bit(SDP_C_IW_CONNECT, &ssk->conn.flags) ||
+	       sdp_peer_may_send(ssk);
 }
 
 /*
@@ -354,8 +357,10 @@ static bool sdp_conn_busy(struct sdp_sock *ssk)
  * end as soon as their work requests complete or are flushed, which
  * sdp_work()'s disconnect does, the last one waking us (sdp_zc_put());
  * the CM answers within its own timeout, its event waking us
- * (sdp_cm_qp_freed()).  The caller looks at the socket's
- * state again: another thread may have changed it meanwhile.
+ * (sdp_cm_qp_freed(), or DISCONNECTED's state change for the answer to
+ * our DREQ, whose bound, sdp_peer_may_send(), ends a sleep too).  The
+ * caller looks at the socket's state again: another thread may have
+ * changed it meanwhile.
  *
  * Return: 0 with neither (and lock_sock() held, so none starts);
  * -ERESTARTSYS or -EINTR on a signal; -EALREADY, as for a connection still
@@ -364,7 +369,7 @@ static bool sdp_conn_busy(struct sdp_sock *ssk)
 int sdp_conn_quiesce(struct sock *sk, long timeo)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	long left = SDP_CONN_QUIESCE_TIMEOUT;
+	long left = SDP_CONN_QUIESCE_TIMEOUT, step, t;
 
 	sock_owned_by_me(sk);
 	while (sdp_conn_busy(ssk)) {
@@ -372,12 +377,13 @@ int sdp_conn_quiesce(struct sock *sk, long timeo)
 			return sock_intr_errno(timeo);
 		if (!left)
 			return -EALREADY;
+		step = sdp_peer_may_send(ssk);
+		step = step ? min(left, step) : left;
 		release_sock(sk);
-		left = wait_event_interruptible_timeout(*sk_sleep(sk),
-							!sdp_conn_busy(ssk),
-							left);
+		t = wait_event_interruptible_timeout(*sk_sleep(sk),
+						     !sdp_conn_busy(ssk), step);
 		lock_sock(sk);
-		left = max(left, 0L);
+		left -= step - max(t, 0L);
 	}
 	return 0;
 }

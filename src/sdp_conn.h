@@ -143,6 +143,12 @@ enum {
 	SDP_C_ABORT,		/* aborted (AbortConn sent or received, error) */
 	SDP_C_ABORT_SENT,	/* our AbortConn is posted */
 	SDP_C_CM_DISCONNECT,	/* rdma_disconnect() called or DISCONNECTED */
+	SDP_C_CM_DREQ,		/* ... our rdma_disconnect() sent a DREQ
+				 * first, at cm_dreq_at: the QP stays
+				 * until the peer's CM answers it
+				 * (sdp_peer_may_send())
+				 */
+	SDP_C_CM_DISCONNECTED,	/* the CM reported DISCONNECTED */
 	SDP_C_NAGLE,		/* a small write waits in the slot being
 				 * filled for the data in flight (Nagle)
 				 */
@@ -431,6 +437,7 @@ struct sdp_zc_rx {
  *	and @tx_unposted
  * @tx_unposted: payload bytes in committed slots not yet posted
  * @abort_sent: when our AbortConn was posted (jiffies)
+ * @cm_dreq_at: when our rdma_disconnect() sent a DREQ (SDP_C_CM_DREQ)
  * @qp_flushed: when SDP_C_QP_FLUSHED was set (jiffies)
  * @qp_flushed_by: the handler of that flushed completion (for the log)
  * @zc_tx: our advertisement (send side)
@@ -501,6 +508,7 @@ struct sdp_conn {
 	u32 tx_unposted;
 
 	unsigned long abort_sent;
+	unsigned long cm_dreq_at;
 	unsigned long qp_flushed;
 	void *qp_flushed_by;
 	struct sdp_zc_tx zc_tx;

@@ -28,6 +28,10 @@
  *   - AbortConn delivery: __sdp_abort() posted ours; the QP is taken down
  *     once it completed or SDP_ABORT_DELIVERY after it was posted
  *     (sdp_abort_in_flight(), sdp_close.c).
+ *   - The answer to our DREQ: the QP of a connection that is over is
+ *     destroyed once the peer's CM answered it (DISCONNECTED), its QP
+ *     stopped, or SDP_DREQ_ANSWER after it was sent
+ *     (sdp_peer_may_send(), sdp_close.c).
  *   - Send ring idle: the first send buffer allocated
  *     (sdp_tx_slot_ready()); net.sdp.tx_idle_ms after the last send that
  *     had them, an empty ring frees its buffers (sdp_tx_ring_idle()).

@@ -2501,6 +2501,99 @@ static void test_credits_without_buffers(void)
 	peer_teardown(&p);
 }
 
+/* The module's QPs: those beyond the case's start, less the peer's own. */
+static long module_qps(const struct peer *p)
+{
+	struct rdma_res r;
+
+	CHECK(rdma_res_read(&r) == 0, "rdma resource show failed");
+	return r.qp - p->res_before.qp - (p->qp ? 1 : 0);
+}
+
+static bool no_module_qp(void *arg)
+{
+	return module_qps(arg) == 0;
+}
+
+/*
+ * A connection set up, the module's socket aborted (SO_LINGER {1, 0}),
+ * its DREQ seen; returns when it closed.
+ */
+static long long abort_module_side(struct peer *p)
+{
+	struct linger lg = { 1, 0 };
+	long long t0;
+
+	if (test_provider_siw())
+		tap_skip("iWARP: the end of the TCP stream stops the peer's QP");
+	peer_setup(p, 0);
+	CHECK(module_qps(p) == 1, "%ld QPs of the module's before its abort",
+	      module_qps(p));
+	CHECK_OK(setsockopt(p->sock, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	t0 = now_ms();
+	CHECK(close(p->sock) == 0, "close: %s", strerror(errno));
+	p->sock = -1;
+	peer_expect_abort(p, p->tx_mseq);
+	return t0;
+}
+
+/*
+ * After its abort the module keeps its QP, in the error state, until the
+ * peer's CM has answered the disconnect (DREP): the peer's QP may send
+ * until then (a Read under way, a message queued), and on Soft-RoCE a
+ * packet that arrives while its QP is destroyed met a QP without
+ * references (6.12: a WARNING in rxe_sched_task(), zcopy's reconnect
+ * tests).  The peer's late Data goes nowhere; its disconnect frees the
+ * module's QP at once, well before the module's bound (2 s).
+ */
+static void test_abort_qp_waits_for_peer(void)
+{
+	long long t0, t1;
+	struct peer p;
+
+	t0 = abort_module_side(&p);
+	peer_send_data(&p, "late");
+	peer_idle(&p, 100);
+	t1 = now_ms();
+	CHECK(module_qps(&p) == 1,
+	      "the module's QP went before the peer disconnected (%lld ms)",
+	      t1 - t0);
+	/* Its bound runs from its DREQ, sent after t0. */
+	CHECK(t1 - t0 < 1500, "%lld ms after the abort: too late to tell the "
+	      "peer's answer from the module's bound (2 s)", t1 - t0);
+	CHECK(rdma_disconnect(p.id) == 0, "rdma_disconnect: %s",
+	      strerror(errno));
+	CHECK(wait_until(no_module_qp, &p, 5000),
+	      "the module's QP still there after the peer disconnected");
+	tap_diag("the module's QP went %lld ms after the peer's disconnect",
+		 now_ms() - t1);
+	CHECK(now_ms() - t0 < 2000,
+	      "the module's QP went %lld ms after its abort (%lld after the "
+	      "peer's disconnect): its bound, not the peer's answer",
+	      now_ms() - t0, now_ms() - t1);
+	peer_teardown(&p);
+}
+
+/*
+ * A peer that never answers the disconnect holds the module's QP no
+ * longer than its bound (2 s), then the QP goes all the same.
+ */
+static void test_abort_qp_bounded(void)
+{
+	long long t0, t;
+	struct peer p;
+
+	t0 = abort_module_side(&p);
+	CHECK(wait_until(no_module_qp, &p, 6000),
+	      "the module's QP still there %lld ms after its abort",
+	      now_ms() - t0);
+	t = now_ms() - t0;
+	tap_diag("the module's QP went %lld ms after its abort", t);
+	CHECK(t >= 1500 && t <= 4000,
+	      "the module's QP went %lld ms after its abort, expected 2 s", t);
+	peer_teardown(&p);
+}
+
 /*
  * Data for a socket its owner has closed is answered with AbortConn (as
  * TCP answers with a reset), and so is closing a socket with unread
@@ -3480,6 +3573,8 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_bad_hello),
 	TAP_TEST(test_credits_without_buffers),
 	TAP_TEST(test_data_after_close),
+	TAP_TEST(test_abort_qp_waits_for_peer),
+	TAP_TEST(test_abort_qp_bounded),
 	TAP_TEST(test_data_during_close),
 	TAP_TEST(test_disconnect_before_accept),
 	TAP_TEST(test_abort_before_established),
