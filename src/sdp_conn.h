@@ -199,8 +199,9 @@ enum {
 				 */
 	SDP_C_ANSWER,		/* a message of ours is due at once: the
 				 * peer's first Send came and took a
-				 * buffer (sdp_rx_rtr()), or its ping
-				 * asks (SDP_PING); any message with a
+				 * buffer (sdp_rx_rtr()), its ping asks
+				 * (SDP_PING), or our ring grew
+				 * (sdp_rx_grow()); any message with a
 				 * BSDH answers (sdp_tx_try_control())
 				 */
 	SDP_C_IW_QP_HELD,	/* iWARP: the iWARP CM holds the QP, from

@@ -409,7 +409,14 @@ void sdp_rx_grow(struct sdp_sock *ssk, unsigned int to)
 	if (done < n)
 		sdp_mem_uncharge(ssk, n - done, size);
 	if (done) {
-		/* Counted before the peer can see it. */
+		/*
+		 * The peer gets them all at once.  A message of ours may
+		 * have gone while they were being posted (over iWARP the
+		 * answer to the peer's first Send) and announced some:
+		 * the rest would wait for enough of a grant otherwise.
+		 * Counted before the peer can see it.
+		 */
+		set_bit(SDP_C_ANSWER, &ssk->conn.flags);
 		SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_RING_GROWS);
 		sdp_rx_announce(ssk);
 	}

@@ -558,7 +558,7 @@ void sdp_tx_try_control(struct sdp_sock *ssk)
 	 * the ring (sdp_credit_update_due()); or when an answer is due
 	 * (SDP_C_ANSWER): over iWARP the peer's empty first Send took a
 	 * buffer that no message of ours announced again yet
-	 * (sdp_rx_rtr()), or the peer pinged (SDP_PING).
+	 * (sdp_rx_rtr()), the peer pinged (SDP_PING), or our ring grew.
 	 */
 	grant = sdp_credit_grant(ssk);
 	if (test_bit(SDP_C_ANSWER, &ssk->conn.flags) ||
