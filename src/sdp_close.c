@@ -235,22 +235,22 @@ bool sdp_abort_in_flight(const struct sdp_sock *ssk)
  * would meet it half gone (on Soft-RoCE a packet that arrives while the
  * QP is destroyed finds it without references: 6.12 warns in
  * rxe_sched_task()).  So the QP stays until DISCONNECTED, or
- * SDP_DREQ_ANSWER after our DREQ for a peer that never answers; not
- * while its device goes away.  Returns the jiffies left, 0 for none.
- * Lockless (sdp_conn_quiesce()): cm_dreq_at is written, under
- * ssk->lock, before SDP_C_CM_DREQ is set.
+ * SDP_DREQ_ANSWER after our DREQ for a peer that never answers; a
+ * device going away does not wait (sdp_close_work()), and a detached
+ * connection has no QP left (sdp_conn_detach() clears the bit).
+ * Returns the jiffies left, 0 for none.  Lockless (sdp_conn_busy()):
+ * cm_dreq_at is written, under ssk->lock, before SDP_C_CM_DREQ is set.
  */
 unsigned long sdp_peer_may_send(const struct sdp_sock *ssk)
 {
-	unsigned long end;
+	unsigned long end, now = jiffies;
 
 	if (!test_bit(SDP_C_CM_DREQ, &ssk->conn.flags) ||
-	    test_bit(SDP_C_CM_DISCONNECTED, &ssk->conn.flags) ||
-	    sdp_device_removing(ssk->conn.sdev))
+	    test_bit(SDP_C_CM_DISCONNECTED, &ssk->conn.flags))
 		return 0;
 	smp_rmb();	/* cm_dreq_at, written before the bit */
 	end = READ_ONCE(ssk->conn.cm_dreq_at) + SDP_DREQ_ANSWER;
-	return time_before(jiffies, end) ? end - jiffies : 0;
+	return time_before(now, end) ? end - now : 0;
 }
 
 /*
@@ -642,7 +642,8 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	sdp_fault_close_delay();
 	held = sdp_abort_in_flight(ssk);
 	if (held)	/* come back when the wait for it is over */
-		*again = ssk->conn.abort_sent + SDP_ABORT_DELIVERY - jiffies + 1;
+		*again = max_t(long, ssk->conn.abort_sent + SDP_ABORT_DELIVERY -
+				     jiffies, 0) + 1;
 	/*
 	 * Our iWARP request not yet made or answered: the id and the QP are
 	 * rdma_connect()'s until it returns, which queues us
@@ -712,7 +713,7 @@ struct rdma_cm_id *sdp_close_work(struct sdp_sock *ssk, unsigned long *again)
 	if (disconnect)
 		sdp_close_disconnect(ssk);
 	/* Nor while the peer's QP may still send to ours. */
-	if (destroy) {
+	if (destroy && !removing) {
 		unsigned long left = sdp_peer_may_send(ssk);
 
 		if (left) {

@@ -306,6 +306,7 @@ struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk)
 	clear_bit(SDP_C_QP, &ssk->conn.flags);
 	set_bit(SDP_C_ABORT, &ssk->conn.flags);
 	set_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
+	clear_bit(SDP_C_CM_DREQ, &ssk->conn.flags);	/* no QP to keep */
 	spin_unlock_bh(&ssk->lock);
 	/* A call asleep without lock_sock() finds its connection gone. */
 	ssk->conn_gen++;
