@@ -194,7 +194,8 @@ tests/bin/peerfuzz: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs -lpthread
 # the module's own src/sdp_wire.h, built in user space through
 # tests/unit/kcompat.h.  make check runs them before the guest suites.
 tests/bin/unit: tests/unit.c tests/lib/tap.c tests/lib/tap.h \
-		src/sdp_wire.h src/sdp_proto.h src/sdp_zc_pace.h tests/unit/kcompat.h
+		src/sdp_wire.h src/sdp_proto.h src/sdp_zc_pace.h \
+		src/sdp_resume_wire.h tests/unit/kcompat.h
 	@mkdir -p tests/bin
 	$(CC) $(TEST_CFLAGS) -Isrc -Itests/unit -o $@ tests/unit.c \
 		tests/lib/tap.c

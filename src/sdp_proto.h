@@ -54,6 +54,11 @@ enum sdp_mid {
 	SDP_MID_CHRCVBUF_ACK	= 0x0c,
 	SDP_MID_SUSPCOMM	= 0x0d,
 	SDP_MID_SUSPCOMM_ACK	= 0x0e,
+	/* Resuming a connection (this protocol's, SDP_HF_RESUME): */
+	SDP_MID_RESUME		= 0x20,	/* a new connect request's */
+	SDP_MID_RESUME_ACK	= 0x21,	/* ... its reply's */
+	SDP_MID_RESUME_REFUSED	= 0x22,	/* ... its reject's */
+	SDP_MID_ADDRS		= 0x23,	/* the sender's other addresses */
 	SDP_MID_SINKAVAIL	= 0xfd,
 	SDP_MID_SRCAVAIL	= 0xfe,
 	SDP_MID_DATA		= 0xff,
@@ -121,6 +126,13 @@ static_assert(sizeof(struct sdp_bsdh) == 16);
  * taken it, so only a message from the peer proves the peer alive.
  */
 #define SDP_HF_PING	0x08
+/*
+ * SDP_HF_RESUME: the sender can resume the connection over a new QP
+ * after its QP failed (Documentation/networking/sdp-resume.rst).  In a
+ * HelloAck, struct sdp_hello_ack_resume follows the HelloAck.  Not sent
+ * yet: the resume is being built.
+ */
+#define SDP_HF_RESUME	0x10
 
 /**
  * struct sdp_hello - Hello, the private data of the connect request
@@ -171,6 +183,65 @@ struct sdp_hello_ack {
 } __packed;
 static_assert(sizeof(struct sdp_hello_ack) == 24);
 static_assert(sizeof(struct sdp_hello_ack) <= SDP_CM_REP_PRIVATE_DATA_MAX);
+
+/* The secret a resumable connection's tags are made with (128 bits). */
+#define SDP_RESUME_SECRET_LEN	16
+/* A tag: two SipHash-2-4 outputs (128 bits). */
+#define SDP_RESUME_TAG_LEN	16
+
+/**
+ * struct sdp_hello_ack_resume - after a HelloAck with SDP_HF_RESUME
+ * @conn_id: the passive side's name of the connection: random, not 0,
+ *	unique in its network namespace
+ * @port: the port of the passive side's resume listener
+ * @rsvd: zero
+ * @secret: random; the tags of both sides' Resume messages are keyed
+ *	with it
+ */
+struct sdp_hello_ack_resume {
+	__be32 conn_id;
+	__be16 port;
+	__be16 rsvd;
+	u8 secret[SDP_RESUME_SECRET_LEN];
+} __packed;
+static_assert(sizeof(struct sdp_hello_ack_resume) == 24);
+static_assert(sizeof(struct sdp_hello_ack) +
+	      sizeof(struct sdp_hello_ack_resume) <=
+	      SDP_CM_REP_PRIVATE_DATA_MAX);
+
+/* struct sdp_resume::flags */
+#define SDP_RF_FIN	0x01	/* the sender has received the peer's DisConn */
+
+/**
+ * struct sdp_resume - Resume and ResumeAck: the private data of the
+ *	connect request and reply that resume a connection
+ * @bsdh: mid SDP_MID_RESUME or SDP_MID_RESUME_ACK, bufs = the receive
+ *	buffers posted on the new QP, len = the size of this struct, mseq
+ *	0, mseq_ack 0
+ * @version: SDP_VERSION of the sender
+ * @flags: SDP_RF_*
+ * @rsvd: zero
+ * @conn_id: from the HelloAck's struct sdp_hello_ack_resume
+ * @gen: the resume's generation: 1 for the connection's first, one
+ *	more after each that completed
+ * @rcvsz: size of each receive buffer the sender posted
+ * @rx_seq: payload bytes of the stream the sender has received
+ * @tag: the sender's proof that it knows the secret, for @gen
+ *
+ * A Resume fills the 56 bytes a connect request leaves us exactly.
+ */
+struct sdp_resume {
+	struct sdp_bsdh bsdh;
+	u8 version;
+	u8 flags;
+	__be16 rsvd;
+	__be32 conn_id;
+	__be32 gen;
+	__be32 rcvsz;
+	__be64 rx_seq;
+	u8 tag[SDP_RESUME_TAG_LEN];
+} __packed;
+static_assert(sizeof(struct sdp_resume) == SDP_CM_REQ_PRIVATE_DATA_MAX);
 
 /*
  * Zero-copy (SrcAvail) messages.  This implementation keeps one

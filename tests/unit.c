@@ -16,9 +16,11 @@
  * before the guests): no module, no device, a second or less.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "sdp_resume_wire.h"
 #include "sdp_wire.h"
 #include "sdp_zc_pace.h"
 #include "tap.h"
@@ -1051,6 +1053,225 @@ static void test_zc_pace_rate(void)
 	EQ(sdp_zc_pace_read(&p, len, us), 0);
 }
 
+/* A Resume as the active side would send it. */
+static struct sdp_resume resume(u8 mid)
+{
+	struct sdp_resume r;
+
+	memset(&r, 0, sizeof(r));
+	r.bsdh = bsdh(mid, 4, sizeof(r), 0, 0);
+	r.version = SDP_VERSION;
+	r.conn_id = cpu_to_be32(0x8badf00d);
+	r.gen = cpu_to_be32(1);
+	r.rcvsz = cpu_to_be32(SDP_BUF_SMALL);
+	r.rx_seq = cpu_to_be64(1ULL << 40);
+	memset(r.tag, 0xa5, sizeof(r.tag));
+	return r;
+}
+
+static void test_resume_sizes(void)
+{
+	/* The layouts of Documentation/networking/sdp-resume.rst. */
+	EQ(sizeof(struct sdp_resume), 56);
+	EQ(SDP_CM_REQ_PRIVATE_DATA_MAX, 56);
+	EQ(offsetof(struct sdp_resume, version), 16);
+	EQ(offsetof(struct sdp_resume, flags), 17);
+	EQ(offsetof(struct sdp_resume, conn_id), 20);
+	EQ(offsetof(struct sdp_resume, gen), 24);
+	EQ(offsetof(struct sdp_resume, rcvsz), 28);
+	EQ(offsetof(struct sdp_resume, rx_seq), 32);
+	EQ(offsetof(struct sdp_resume, tag), 40);
+	EQ(sizeof(struct sdp_hello_ack_resume), 24);
+	EQ(offsetof(struct sdp_hello_ack_resume, port), 4);
+	EQ(offsetof(struct sdp_hello_ack_resume, secret), 8);
+	EQ(sizeof(struct sdp_hello_ack) + sizeof(struct sdp_hello_ack_resume),
+	   48);
+	/* New message ids and flags clash with none of the old ones. */
+	EQ(SDP_MID_RESUME, 0x20);
+	EQ(SDP_MID_RESUME_ACK, 0x21);
+	EQ(SDP_MID_RESUME_REFUSED, 0x22);
+	EQ(SDP_MID_ADDRS, 0x23);
+	EQ(SDP_HF_RESUME & (SDP_HF_RINV | SDP_HF_RESIZE | SDP_HF_SHRINK |
+			    SDP_HF_PING), 0);
+}
+
+static void test_resume_msg_check(void)
+{
+	struct sdp_resume good = resume(SDP_MID_RESUME), r;
+	const u32 n = sizeof(good);
+
+	EQ(sdp_resume_msg_check(&good, n, SDP_MID_RESUME), SDP_RESUME_MSG_OK);
+	/* A connect request's private data comes padded. */
+	EQ(sdp_resume_msg_check(&good, 92, SDP_MID_RESUME), SDP_RESUME_MSG_OK);
+	r = good;
+	r.flags = SDP_RF_FIN;
+	EQ(sdp_resume_msg_check(&r, n, SDP_MID_RESUME), SDP_RESUME_MSG_OK);
+	r = resume(SDP_MID_RESUME_ACK);
+	EQ(sdp_resume_msg_check(&r, n, SDP_MID_RESUME_ACK), SDP_RESUME_MSG_OK);
+
+	EQ(sdp_resume_msg_check(NULL, 0, SDP_MID_RESUME), SDP_RESUME_MSG_BAD);
+	EQ(sdp_resume_msg_check(&good, n - 1, SDP_MID_RESUME),
+	   SDP_RESUME_MSG_BAD);
+	/* A ResumeAck where a Resume belongs, and a Hello. */
+	EQ(sdp_resume_msg_check(&good, n, SDP_MID_RESUME_ACK),
+	   SDP_RESUME_MSG_BAD);
+	r = good;
+	r.bsdh.mid = SDP_MID_HELLO;
+	EQ(sdp_resume_msg_check(&r, n, SDP_MID_RESUME), SDP_RESUME_MSG_BAD);
+#define BAD_IF(field, value)						\
+	do {								\
+		r = good;						\
+		r.field = value;					\
+		EQ(sdp_resume_msg_check(&r, n, SDP_MID_RESUME),		\
+		   SDP_RESUME_MSG_BAD);					\
+	} while (0)
+	BAD_IF(version, 0x20);
+	BAD_IF(version, 0x40);
+	BAD_IF(conn_id, 0);
+	BAD_IF(gen, 0);
+#undef BAD_IF
+	/* The new QP's buffers must be usable, as a Hello's. */
+	r = good;
+	r.rcvsz = cpu_to_be32(SDP_MIN_PEER_RCVSZ - 1);
+	EQ(sdp_resume_msg_check(&r, n, SDP_MID_RESUME),
+	   SDP_RESUME_MSG_BAD_BUFS);
+	r = good;
+	r.bsdh.bufs = 0;
+	EQ(sdp_resume_msg_check(&r, n, SDP_MID_RESUME),
+	   SDP_RESUME_MSG_BAD_BUFS);
+	/*
+	 * Reserved fields and unknown flags are ignored, as everywhere
+	 * (the BSDH's flags are 0xa5 already); a minor version may differ.
+	 * The tag and rx_seq are not the format's to judge.
+	 */
+	r = good;
+	r.flags = 0xff;
+	r.rsvd = cpu_to_be16(0xffff);
+	r.version = SDP_VERSION + 1;
+	r.bsdh.mseq = cpu_to_be32(7);
+	memset(r.tag, 0, sizeof(r.tag));
+	r.rx_seq = 0;
+	EQ(sdp_resume_msg_check(&r, n, SDP_MID_RESUME), SDP_RESUME_MSG_OK);
+}
+
+static void test_hello_ack_resume_ok(void)
+{
+	struct sdp_hello_ack_resume x = {
+		.conn_id = cpu_to_be32(7),
+		.port = cpu_to_be16(1019),
+	};
+	const u32 n = sizeof(struct sdp_hello_ack) + sizeof(x);
+
+	EQ(sdp_hello_ack_resume_ok(&x, n), true);
+	EQ(sdp_hello_ack_resume_ok(&x, 196), true);
+	EQ(sdp_hello_ack_resume_ok(&x, n - 1), false);
+	EQ(sdp_hello_ack_resume_ok(&x, sizeof(struct sdp_hello_ack)), false);
+	x.rsvd = cpu_to_be16(1);	/* reserved: ignored */
+	EQ(sdp_hello_ack_resume_ok(&x, n), true);
+	x.port = 0;
+	EQ(sdp_hello_ack_resume_ok(&x, n), false);
+	x.port = cpu_to_be16(1019);
+	x.conn_id = 0;
+	EQ(sdp_hello_ack_resume_ok(&x, n), false);
+}
+
+static void test_resume_gen(void)
+{
+	EQ(sdp_resume_gen_ok(1, 0), true);
+	EQ(sdp_resume_gen_ok(2, 1), true);
+	/* A replay of the one that completed, and an older one. */
+	EQ(sdp_resume_gen_ok(1, 1), false);
+	EQ(sdp_resume_gen_ok(1, 2), false);
+	/* One never offered. */
+	EQ(sdp_resume_gen_ok(3, 1), false);
+	EQ(sdp_resume_gen_ok(0, 0), false);
+	EQ(sdp_resume_gen_ok(U32_MAX, U32_MAX - 1), true);
+	/* No wrap to 0 after the last. */
+	EQ(sdp_resume_gen_ok(0, U32_MAX), false);
+}
+
+static void test_resume_refusal(void)
+{
+	const enum sdp_resume_msg_verdict ok = SDP_RESUME_MSG_OK;
+
+	EQ(sdp_resume_refusal(ok, true, 1, 0, true, true), SDP_RR_NONE);
+	/* Each check, with every later one failing too: the first decides. */
+	EQ(sdp_resume_refusal(SDP_RESUME_MSG_BAD, false, 9, 0, false, false),
+	   SDP_RR_FORMAT);
+	EQ(sdp_resume_refusal(SDP_RESUME_MSG_BAD_BUFS, true, 1, 0, true,
+			      true), SDP_RR_FORMAT);
+	EQ(sdp_resume_refusal(ok, false, 9, 0, false, false), SDP_RR_UNKNOWN);
+	EQ(sdp_resume_refusal(ok, true, 1, 1, false, false), SDP_RR_STALE);
+	EQ(sdp_resume_refusal(ok, true, 2, 1, false, false), SDP_RR_TAG);
+	EQ(sdp_resume_refusal(ok, true, 2, 1, true, false), SDP_RR_ADDR);
+	/* A replay with the right tag of its day is stale. */
+	EQ(sdp_resume_refusal(ok, true, 1, 1, true, true), SDP_RR_STALE);
+}
+
+static void test_resume_seq_check(void)
+{
+	const u64 una = (1ULL << 32) + 100, nxt = una + 65536;
+
+	EQ(sdp_resume_seq_check(una, una, nxt), SDP_RESUME_SEQ_OK);
+	EQ(sdp_resume_seq_check(nxt, una, nxt), SDP_RESUME_SEQ_OK);
+	EQ(sdp_resume_seq_check(una + 1, una, nxt), SDP_RESUME_SEQ_OK);
+	EQ(sdp_resume_seq_check(una - 1, una, nxt), SDP_RESUME_SEQ_BEHIND);
+	EQ(sdp_resume_seq_check(nxt + 1, una, nxt), SDP_RESUME_SEQ_AHEAD);
+	/* 64 bits: no wrap at 2^32 makes an old position look new. */
+	EQ(sdp_resume_seq_check(100, una, nxt), SDP_RESUME_SEQ_BEHIND);
+	EQ(sdp_resume_seq_check(0, 0, 0), SDP_RESUME_SEQ_OK);
+	EQ(sdp_resume_seq_check(1, 0, 0), SDP_RESUME_SEQ_AHEAD);
+	EQ(sdp_resume_seq_check(UINT64_MAX, 0, UINT64_MAX - 1),
+	   SDP_RESUME_SEQ_AHEAD);
+}
+
+static void test_resume_take(void)
+{
+	u64 left;
+
+	/* Kept slots of 100, 200, 300 bytes; the peer has 250 of them. */
+	left = 250;
+	EQ(sdp_resume_take(&left, 100), 100);
+	EQ(sdp_resume_take(&left, 200), 150);
+	EQ(sdp_resume_take(&left, 300), 0);
+	EQ(left, 0);
+	/* ... exactly the first two: the third goes again whole. */
+	left = 300;
+	EQ(sdp_resume_take(&left, 100), 100);
+	EQ(sdp_resume_take(&left, 200), 200);
+	EQ(sdp_resume_take(&left, 300), 0);
+	/* ... none. */
+	left = 0;
+	EQ(sdp_resume_take(&left, 100), 0);
+	/* More than 4 GiB left does not truncate into a slot's u32. */
+	left = (1ULL << 32) + 5;
+	EQ(sdp_resume_take(&left, 32768), 32768);
+	EQ(left, (1ULL << 32) + 5 - 32768);
+	/* An empty slot (a DisConn's) takes nothing. */
+	left = 10;
+	EQ(sdp_resume_take(&left, 0), 0);
+	EQ(left, 10);
+}
+
+static void test_resume_backoff(void)
+{
+	EQ(sdp_resume_backoff_ms(0), 0);
+	EQ(sdp_resume_backoff_ms(1), 1000);
+	EQ(sdp_resume_backoff_ms(2), 2000);
+	EQ(sdp_resume_backoff_ms(3), 4000);
+	EQ(sdp_resume_backoff_ms(4), 8000);
+	EQ(sdp_resume_backoff_ms(5), 8000);
+	EQ(sdp_resume_backoff_ms(U32_MAX), SDP_RESUME_BACKOFF_MAX_MS);
+}
+
+static void test_resume_bound(void)
+{
+	EQ(sdp_resume_bound_ms(0, 900000), 900000);
+	EQ(sdp_resume_bound_ms(10000, 900000), 10000);
+	/* TCP_USER_TIMEOUT longer than the sysctl wins too, as for TCP. */
+	EQ(sdp_resume_bound_ms(1800000, 900000), 1800000);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_wire_sizes),
 	TAP_TEST(test_mseq_after),
@@ -1084,6 +1305,15 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_zc_pace),
 	TAP_TEST(test_zc_pace_cost),
 	TAP_TEST(test_zc_pace_rate),
+	TAP_TEST(test_resume_sizes),
+	TAP_TEST(test_resume_msg_check),
+	TAP_TEST(test_hello_ack_resume_ok),
+	TAP_TEST(test_resume_gen),
+	TAP_TEST(test_resume_refusal),
+	TAP_TEST(test_resume_seq_check),
+	TAP_TEST(test_resume_take),
+	TAP_TEST(test_resume_backoff),
+	TAP_TEST(test_resume_bound),
 };
 
 TAP_MAIN(tests)
