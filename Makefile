@@ -119,7 +119,8 @@ TEST_BINS := $(patsubst tests/%.c,tests/bin/%,$(TEST_SRCS))
 # guest is told apart from a broken module.
 SUITES := tests/bin/testbed tests/bin/socket tests/bin/module tests/bin/stream \
 	tests/bin/zcopy tests/bin/fallback tests/stream-fallback \
-	tests/bin/peer tests/bin/peerfuzz tests/bin/filter tests/bin/rdma \
+	tests/bin/peer tests/bin/peerfuzz tests/bin/resume tests/bin/filter \
+	tests/bin/rdma \
 	tests/bin/diag \
 	tests/bin/counters tests/bin/scale tests/bin/tunables tests/bin/install \
 	tests/bin/sdprules tests/bin/preload tests/preload-tools tests/programs \
@@ -189,6 +190,9 @@ tests/bin/peer: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs
 # The hostile-peer fuzzer (tests/peerfuzz.c) is built on the same peer.
 tests/bin/peerfuzz: $(PEER_LIB)
 tests/bin/peerfuzz: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs -lpthread
+# Resuming a connection: the suite plays the peer and the attacker.
+tests/bin/resume: $(PEER_LIB)
+tests/bin/resume: LDLIBS += $(PEER_LIB) -lrdmacm -libverbs
 
 # The unit tests of the wire rules run on the host, not in the guest:
 # the module's own src/sdp_wire.h, built in user space through

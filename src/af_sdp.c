@@ -92,17 +92,18 @@
 #include "sdp_dev.h"
 #include "sdp_diag.h"
 #include "sdp_fallback.h"
-#include "sdp_fault.h"
 #include "sdp_ka.h"
 #include "sdp_mem.h"
 #include "sdp_msgzc.h"
 #include "sdp_net.h"
+#include "sdp_resume.h"
 #include "sdp_rx.h"
 #include "sdp_sockopt.h"
 #include "sdp_stats.h"
 #include "sdp_timers.h"
 #include "sdp_tx.h"
 #include "sdp_zc.h"
+#include "sdp_fault.h"
 
 int sdp_family = AF_INET_SDP;
 module_param_named(family, sdp_family, int, 0444);
@@ -135,6 +136,7 @@ static void sdp_sock_destruct(struct sock *sk)
 	/* MSG_ZEROCOPY notifications nobody read (sdp_msgzc.c). */
 	skb_queue_purge(&sk->sk_error_queue);
 	sdp_half_open_done(sdp_sk(sk));
+	sdp_rsm_forget(sdp_sk(sk));
 	sdp_sock_unlink(sdp_sk(sk));
 	mutex_destroy(&sdp_sk(sk)->tx_mutex);
 }

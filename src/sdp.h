@@ -25,6 +25,7 @@
 #include "sdp_conn.h"
 #include "sdp_fallback.h"
 #include "sdp_ka.h"
+#include "sdp_resume.h"
 #include "sdp_stats.h"
 
 /* Family number this instance registered under (module parameter). */
@@ -167,6 +168,7 @@ struct sdp_zc_async;
  *	namespace (sdp_mem.c); under lock_sock()
  * @ka: keepalive and persist probes (sdp_keepalive.c); its timer is
  *	sk->sk_timer
+ * @rsm: what resuming the connection needs (sdp_resume.c)
  * @stats: per-socket counters (sdp_stats.h), under @lock
  */
 struct sdp_sock {
@@ -201,6 +203,7 @@ struct sdp_sock {
 	u32 zc_spliced;
 	long mem_pages;
 	struct sdp_ka ka;
+	struct sdp_rsm rsm;
 	struct sdp_sock_stats stats;
 };
 

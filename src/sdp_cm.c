@@ -41,6 +41,7 @@
 #include "sdp_mem.h"
 #include "sdp_net.h"
 #include "sdp_proto.h"
+#include "sdp_resume.h"
 #include "sdp_rx.h"
 #include "sdp_stats.h"
 #include "sdp_timers.h"
@@ -356,7 +357,7 @@ static void sdp_cm_hello(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	spin_unlock_bh(&ssk->lock);
 	hh->version = SDP_VERSION;
 	hh->ipv = sdp_ipv(id);
-	hh->flags = sdp_hello_flags(id->device);
+	hh->flags = sdp_hello_flags(id->device) | sdp_rsm_hello_flag(ssk);
 	hh->max_adverts = 1;
 	hh->desremrcvsz = cpu_to_be32(SDP_BUF_SIZE);
 	hh->localrcvsz = cpu_to_be32(ssk->conn.rx_size);
@@ -425,6 +426,10 @@ static bool sdp_hello_ack_ok(struct sdp_sock *ssk, struct rdma_cm_event *ev)
 			      be16_to_cpu(ha->bsdh.bufs));
 		return false;
 	}
+	if (!sdp_rsm_hello_ack(ssk, ha, ev->param.conn.private_data_len)) {
+		sdp_warn_peer(ssk, "HelloAck with a bad resume extension; aborting\n");
+		return false;
+	}
 	ssk->conn.tx_max = sdp_peer_tx_max(be32_to_cpu(ha->actrcvsz));
 	ssk->conn.tx_credits = be16_to_cpu(ha->bsdh.bufs);
 	sdp_peer_flags(ssk, ssk->id->device, ha->flags);
@@ -484,7 +489,12 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	const struct sdp_hello *hh = ev->param.conn.private_data;
 	struct sock *lsk = &lssk->sk;
 	struct rdma_conn_param param;
-	struct sdp_hello_ack ha = {};
+	struct {
+		struct sdp_hello_ack ha;
+		struct sdp_hello_ack_resume x;
+	} __packed pd = {};
+	struct sdp_hello_ack *ha = &pd.ha;
+	u8 len = sizeof(*ha);
 	struct sdp_sock *child;
 	struct sock *csk;
 	int err;
@@ -558,15 +568,19 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	}
 	sdp_peer_flags(child, id->device, hh->flags);
 
+	ha->flags = sdp_hello_flags(id->device);
+	if (sdp_rsm_offer(child, hh->flags, &pd.x)) {
+		ha->flags |= SDP_HF_RESUME;
+		len = sizeof(pd);
+	}
 	spin_lock_bh(&child->lock);
-	sdp_fill_bsdh(child, &ha.bsdh, SDP_MID_HELLO_ACK, sizeof(ha), false);
+	sdp_fill_bsdh(child, &ha->bsdh, SDP_MID_HELLO_ACK, len, false);
 	spin_unlock_bh(&child->lock);
-	ha.version = SDP_VERSION;
-	ha.ipv = sdp_ipv(id);
-	ha.flags = sdp_hello_flags(id->device);
-	ha.max_adverts = 1;
-	ha.actrcvsz = cpu_to_be32(child->conn.rx_size);
-	sdp_conn_param(&param, &ha, sizeof(ha), id->device, &ev->param.conn);
+	ha->version = SDP_VERSION;
+	ha->ipv = sdp_ipv(id);
+	ha->max_adverts = 1;
+	ha->actrcvsz = cpu_to_be32(child->conn.rx_size);
+	sdp_conn_param(&param, &pd, len, id->device, &ev->param.conn);
 	err = rdma_accept(id, &param);
 	if (err)
 		goto err_conn;

@@ -98,3 +98,12 @@ SDP_MIB(PINGS_RX, "PingsRx")		/* the peer's pings (SDP_PING) */
 SDP_MIB(BUSY_POLL_HITS, "BusyPollHits")		/* found what it waited for */
 SDP_MIB(BUSY_POLL_YIELDS, "BusyPollYields")	/* another task was runnable */
 SDP_MIB(CQ_HANDOFFS, "CqHandoffs")	/* a CQ event handed to the reader */
+/* resuming after an outage (sdp_resume.c) */
+SDP_MIB(RESUME_OFFERED, "ResumeOffered")	/* passive: connection named */
+SDP_MIB(RESUME_LISTEN_FAILED, "ResumeListenFailed") /* ... could not be */
+SDP_MIB(RESUME_REFUSED, "ResumeRefused")	/* a Resume refused, of which: */
+SDP_MIB(RESUME_BAD_FORMAT, "ResumeBadFormat")	/* ... malformed */
+SDP_MIB(RESUME_BAD_CONN, "ResumeBadConn")	/* ... no such connection */
+SDP_MIB(RESUME_BAD_GEN, "ResumeBadGen")		/* ... stale generation */
+SDP_MIB(RESUME_BAD_TAG, "ResumeBadTag")		/* ... wrong tag */
+SDP_MIB(RESUME_BAD_ADDR, "ResumeBadAddr")	/* ... unannounced address */

@@ -3,8 +3,9 @@
  * Sockets Direct Protocol -- a network namespace's part of the module
  * (struct sdp_net, sdp_net.h): made when the namespace is, in this
  * order, and gone in the reverse one when it goes: the counters, the
- * net.sdp sysctls, /proc/net/sdp_stats, /proc/net/sdp, and the TCP
- * fallback's negative cache with /proc/net/sdp_fallback.
+ * net.sdp sysctls, /proc/net/sdp_stats, /proc/net/sdp, the TCP
+ * fallback's negative cache with /proc/net/sdp_fallback, and the resume
+ * listener's table (sdp_resume.c).
  *
  * Copyright (C) 2026 The SDP for Linux authors
  */
@@ -15,6 +16,7 @@
 #include "sdp_diag.h"
 #include "sdp_fallback.h"
 #include "sdp_net.h"
+#include "sdp_resume.h"
 #include "sdp_stats.h"
 
 unsigned int sdp_net_id __read_mostly;
@@ -39,6 +41,7 @@ static int __net_init sdp_net_init(struct net *net)
 	err = sdp_fb_net_init(net);
 	if (err)
 		goto err_proc;
+	sdp_rsm_net_init(&sn->rsm);
 	return 0;
 
 err_proc:
@@ -56,6 +59,7 @@ static void __net_exit sdp_net_exit(struct net *net)
 {
 	struct sdp_net *sn = sdp_net(net);
 
+	sdp_rsm_net_exit(&sn->rsm);
 	sdp_fb_net_exit(net);
 	sdp_proc_net_exit(net);
 	sdp_stats_proc_exit(net);

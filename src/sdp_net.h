@@ -18,6 +18,8 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
+#include "sdp_resume.h"
+
 struct ctl_table;
 struct ctl_table_header;
 struct sdp_mib;
@@ -68,7 +70,10 @@ struct sdp_net {
 	int tcp_fallback_cache_s;
 	int tcp_fallback_timeout_ms;
 	int netfilter;
+	int resume;
+	int resume_port;
 	struct sdp_fb_cache *fb_cache;
+	struct sdp_rsm_net rsm;
 	atomic_long_t mem_pages;
 	atomic_t half_open;
 	bool mem_pressure;
@@ -101,6 +106,16 @@ static inline unsigned long sdp_sysctl_tcp_fallback_cache(const struct net *net)
 static inline unsigned int sdp_sysctl_tcp_fallback_timeout_ms(const struct net *net)
 {
 	return READ_ONCE(sdp_net(net)->tcp_fallback_timeout_ms);
+}
+
+static inline bool sdp_sysctl_resume(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->resume);
+}
+
+static inline u16 sdp_sysctl_resume_port(const struct net *net)
+{
+	return READ_ONCE(sdp_net(net)->resume_port);
 }
 
 static inline bool sdp_sysctl_netfilter(const struct net *net)

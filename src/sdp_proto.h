@@ -129,8 +129,8 @@ static_assert(sizeof(struct sdp_bsdh) == 16);
 /*
  * SDP_HF_RESUME: the sender can resume the connection over a new QP
  * after its QP failed (Documentation/networking/sdp-resume.rst).  In a
- * HelloAck, struct sdp_hello_ack_resume follows the HelloAck.  Not sent
- * yet: the resume is being built.
+ * HelloAck, struct sdp_hello_ack_resume follows the HelloAck.  Sent
+ * with net.sdp.resume on (sdp_resume.c): the resume is being built.
  */
 #define SDP_HF_RESUME	0x10
 

@@ -13,8 +13,8 @@
  * only, so that tests/unit.c checks them on the host; the tags
  * themselves (SipHash, crypto_memneq()) are the module's.
  *
- * Not used by the module yet: the resume is being built in steps (the
- * design page lists them).
+ * The resume is being built in steps (the design page lists them): so
+ * far sdp_resume.c uses the format checks and the refusal order.
  */
 #ifndef _SDP_RESUME_WIRE_H
 #define _SDP_RESUME_WIRE_H

@@ -56,3 +56,10 @@ SDP_SYSCTL(tcp_fallback_cache_s, 0, 86400, 60)
 SDP_SYSCTL(tcp_fallback_timeout_ms, 0, 600000, 3000)
 /* 1: connection requests go through the host's input hook (sdp_filter.c) */
 SDP_SYSCTL(netfilter, 0, 1, 1)
+/*
+ * 1: connections offer to resume after an outage (sdp_resume.c; being
+ * built: so far they are named and Resumes are checked and refused)
+ */
+SDP_SYSCTL(resume, 0, 1, 0)
+/* the port the namespace's resume listener takes when it is made */
+SDP_SYSCTL(resume_port, 1, 65535, 1019)

@@ -3605,47 +3605,18 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_qp_error_stalled_send),
 };
 
-#define BURST_SYSCTL	"/proc/sys/net/core/message_burst"
-
-/*
- * Raise the burst of net_ratelimit() for the run, so that every case's
- * log line gets through; put the old value back afterwards.
- */
-static int set_burst(const char *value)
-{
-	int fd = open(BURST_SYSCTL, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, value, strlen(value));
-	close(fd);
-	return n == (ssize_t)strlen(value) ? 0 : -1;
-}
-
 /*
  * The cases here count on the module's whole receive ring being posted
- * once a connection is established (tests/lib/peer.c, peer_setup()):
- * net.sdp.rx_init_bufs 16 for the run.  test_rx_ring_grows() tests the
- * default, a ring that grows when the peer needs it.
+ * once a connection is established (peer_tap_main()); test_rx_ring_grows()
+ * tests the default, a ring that grows when the peer needs it.  A test
+ * that failed with allocations failing left them so: put back.
  */
 int main(int argc, char **argv)
 {
-	char old[32], rx_init[32];
-	bool raised, whole;
-	int ret;
+	int ret = peer_tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc,
+				argv);
 
-	raised = read_file(BURST_SYSCTL, old, sizeof(old)) == 0 &&
-		 set_burst("1000") == 0;
-	whole = read_file(RX_INIT_SYSCTL, rx_init, sizeof(rx_init)) == 0 &&
-		write_file(RX_INIT_SYSCTL, "16") == 0;
-	ret = tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-	/* A test that failed with allocations failing left them so. */
 	if (!access(FAIL_RX_ALLOC, W_OK))
 		write_file(FAIL_RX_ALLOC, "N");
-	if (raised)
-		set_burst(old);
-	if (whole)
-		write_file(RX_INIT_SYSCTL, rx_init);
 	return ret;
 }

@@ -119,6 +119,10 @@ static void peer_cm_drain(struct peer *p)
 			if (pd)
 				memcpy(&p->ha, pd, len < sizeof(p->ha) ?
 				       len : sizeof(p->ha));
+			if (pd && len >= sizeof(p->ha) + sizeof(p->har))
+				memcpy(&p->har,
+				       (const uint8_t *)pd + sizeof(p->ha),
+				       sizeof(p->har));
 		}
 		if (cm_error_event(ev->event) || ev->status)
 			tap_diag("CM event %s, status %d",
@@ -582,8 +586,10 @@ void peer_established(struct peer *p)
 	CHECK(p->ha.version >> 4 == 3, "HelloAck version %#x", p->ha.version);
 	CHECK(p->ha.ipv == (p->addr.ss_family == AF_INET6 ? 0x60 : 0x40),
 	      "HelloAck ipv %#x", p->ha.ipv);
-	CHECK(ntohl(p->ha.bsdh.len) == sizeof(p->ha), "HelloAck len %u",
-	      ntohl(p->ha.bsdh.len));
+	CHECK(ntohl(p->ha.bsdh.len) == sizeof(p->ha) +
+	      (p->ha.flags & HF_RESUME ? sizeof(p->har) : 0),
+	      "HelloAck len %u, flags %#x", ntohl(p->ha.bsdh.len),
+	      p->ha.flags);
 	CHECK(!p->ha.bsdh.mseq && !p->ha.bsdh.mseq_ack,
 	      "HelloAck mseq %u mseq_ack %u", ntohl(p->ha.bsdh.mseq),
 	      ntohl(p->ha.bsdh.mseq_ack));
@@ -937,3 +943,26 @@ size_t peer_expect_data_bytes(struct peer *p, size_t want)
 	return got;
 }
 
+/* ---- A suite's main ------------------------------------------------------ */
+
+#define BURST_SYSCTL	"/proc/sys/net/core/message_burst"
+#define RX_INIT_BUFS	"/proc/sys/net/sdp/rx_init_bufs"
+
+int peer_tap_main(const struct tap_test *tests, size_t n, int argc,
+		  char **argv)
+{
+	char burst[32], rx_init[32];
+	bool raised, whole;
+	int ret;
+
+	raised = read_file(BURST_SYSCTL, burst, sizeof(burst)) == 0 &&
+		 write_file(BURST_SYSCTL, "1000") == 0;
+	whole = read_file(RX_INIT_BUFS, rx_init, sizeof(rx_init)) == 0 &&
+		write_file(RX_INIT_BUFS, "16") == 0;
+	ret = tap_main(tests, n, argc, argv);
+	if (raised)
+		write_file(BURST_SYSCTL, burst);
+	if (whole)
+		write_file(RX_INIT_BUFS, rx_init);
+	return ret;
+}

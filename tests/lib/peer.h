@@ -33,6 +33,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "net.h"
+#include "tap.h"
 #include "util.h"
 
 /* How long something that should happen promptly may take (slow VMs). */
@@ -59,6 +60,9 @@ enum {
 	MID_SRCAVAIL_CANCEL = 0x08,
 	MID_CHRCVBUF	= 0x0b,
 	MID_CHRCVBUF_ACK = 0x0c,
+	MID_RESUME	= 0x20,
+	MID_RESUME_ACK	= 0x21,
+	MID_RESUME_REFUSED = 0x22,
 	MID_SINKAVAIL	= 0xfd,
 	MID_SRCAVAIL	= 0xfe,
 	MID_DATA	= 0xff,
@@ -111,6 +115,8 @@ struct hello_ack {
 #define HF_SHRINK	0x04
 /* ... and it answers a ping (BSDH_PING) at once: the peer then does. */
 #define HF_PING		0x08
+/* ... and it can resume the connection (HelloAck: struct hello_ack_resume). */
+#define HF_RESUME	0x10
 /* BSDH flag: answer this message at once (src/sdp_proto.h, SDP_PING). */
 #define BSDH_PING	0x04
 /* The module's receive buffers: small at first, then full (src/sdp_wire.h). */
@@ -124,6 +130,29 @@ struct srcah {
 	uint64_t vaddr;
 } __attribute__((packed));
 
+/* After a HelloAck with HF_RESUME (src/sdp_proto.h). */
+struct hello_ack_resume {
+	uint32_t conn_id;
+	uint16_t port;
+	uint16_t rsvd;
+	uint8_t secret[16];
+} __attribute__((packed));
+
+/* Resume and ResumeAck: a connect request's and reply's private data. */
+struct resume {
+	struct bsdh bsdh;
+	uint8_t version;
+	uint8_t flags;
+	uint16_t rsvd;
+	uint32_t conn_id;
+	uint32_t gen;
+	uint32_t rcvsz;
+	uint64_t rx_seq;
+	uint8_t tag[16];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct hello_ack_resume) == 24, "24 bytes");
+_Static_assert(sizeof(struct resume) == 56, "a Resume fills a REQ");
 _Static_assert(sizeof(struct bsdh) == 16, "BSDH is 16 bytes");
 _Static_assert(sizeof(struct srcah) == 16, "SrcAH is 16 bytes");
 _Static_assert(sizeof(struct hello) == 32, "Hello is 32 bytes");
@@ -167,6 +196,7 @@ struct peer {
 	bool silent;			/* iWARP: no first message at once */
 	unsigned int seen[32];		/* CM events seen, by type */
 	struct hello_ack ha;		/* HelloAck (wire order) */
+	struct hello_ack_resume har;	/* ... its extension, if any */
 	size_t ha_len;
 
 	unsigned int credits;		/* receive buffers the module posted */
@@ -328,6 +358,15 @@ void expect_all_back(const struct peer *p, const char *when);
 
 /* Release everything; the module's sockets must go too. */
 void peer_teardown(struct peer *p);
+
+/*
+ * tap_main() for a suite of peer cases: for its run, net.sdp.rx_init_bufs
+ * is 16, so that a connection's whole receive ring is posted once it is
+ * established (peer_setup()), and net.core.message_burst 1000, so that
+ * every case's rate-limited log line gets through; both put back after.
+ */
+int peer_tap_main(const struct tap_test *tests, size_t n, int argc,
+		  char **argv);
 
 /*
  * The module aborted the connection: within WAIT_MS poll says POLLERR and

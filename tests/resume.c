@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Resuming a connection after an outage (Documentation/networking/
+ * sdp-resume.rst), so far as it is built: with net.sdp.resume on, a
+ * connection both sides offer it on is named and given a secret in the
+ * HelloAck, and the namespace's resume listener takes Resumes at
+ * net.sdp.resume_port.  The suite plays the peer (tests/lib/peer.c) and
+ * the attacker:
+ *
+ *   - the capability is offered only when both sides ask for it, each
+ *     connection gets its own name and secret, and the listener is there
+ *     while a resumable connection is, and gone with the last one (the
+ *     RDMA resource check after each case counts its CM id);
+ *   - forged Resumes (a connection nobody has, a generation not due, a
+ *     wrong tag, the right tag from an address the peer never announced,
+ *     a malformed one) are refused with the one ResumeRefused answer and
+ *     counted by reason, and the connection they name still carries
+ *     data both ways.
+ *
+ * The tags are SipHash-2-4, computed here as the module does (checked
+ * against the algorithm's published test vector first).
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "net.h"
+#include "peer.h"
+#include "tap.h"
+#include "util.h"
+
+#define WAIT_MS		PEER_WAIT_MS
+#define RESUME		"/proc/sys/net/sdp/resume"
+#define RESUME_PORT	"/proc/sys/net/sdp/resume_port"
+/* An address of the test netdev's that the peer never announces. */
+#define OTHER_ADDR	"10.77.0.9"
+
+/* ---- SipHash-2-4 (the kernel's siphash_3u64()) ------------------------ */
+
+static uint64_t rotl(uint64_t x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+#define SIPROUND							\
+	do {								\
+		v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32); \
+		v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;			\
+		v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;			\
+		v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32); \
+	} while (0)
+
+/* SipHash-2-4 of @n little-endian words @m (no tail) under @key. */
+static uint64_t siphash(const uint8_t key[16], const uint64_t *m, int n)
+{
+	uint64_t k0, k1, v0, v1, v2, v3, b = (uint64_t)(n * 8) << 56;
+	int i;
+
+	memcpy(&k0, key, 8);
+	memcpy(&k1, key + 8, 8);
+	k0 = le64toh(k0);
+	k1 = le64toh(k1);
+	v0 = 0x736f6d6570736575ULL ^ k0;
+	v1 = 0x646f72616e646f6dULL ^ k1;
+	v2 = 0x6c7967656e657261ULL ^ k0;
+	v3 = 0x7465646279746573ULL ^ k1;
+	for (i = 0; i < n; i++) {
+		v3 ^= m[i];
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m[i];
+	}
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* tag(dir, gen) of sdp-resume.rst, "Proof of identity". */
+static void resume_tag(const struct hello_ack_resume *x, uint32_t gen,
+		       uint64_t dir, uint8_t tag[16])
+{
+	uint64_t m[3] = { (uint64_t)ntohl(x->conn_id) << 32 | gen, dir, 0 };
+	uint64_t h;
+
+	h = htole64(siphash(x->secret, m, 3));
+	memcpy(tag, &h, 8);
+	m[2] = 1;
+	h = htole64(siphash(x->secret, m, 3));
+	memcpy(tag + 8, &h, 8);
+}
+
+static void test_siphash_vector(void)
+{
+	/* The reference paper's key 00..0f and message 00..07. */
+	uint8_t key[16];
+	uint64_t m = htole64(0x0706050403020100ULL);
+	int i;
+
+	for (i = 0; i < 16; i++)
+		key[i] = i;
+	CHECK(siphash(key, NULL, 0) == 0x726fdb47dd0e0e31ULL,
+	      "SipHash-2-4 of nothing: %#llx",
+	      (unsigned long long)siphash(key, NULL, 0));
+	CHECK(siphash(key, &m, 1) == 0x93f5f5799a932462ULL,
+	      "SipHash-2-4 of 00..07: %#llx",
+	      (unsigned long long)siphash(key, &m, 1));
+}
+
+/* ---- Settings ---------------------------------------------------------- */
+
+static char old_resume[16], old_port[16];
+
+static void resume_on(void)
+{
+	if (access(RESUME, F_OK))
+		tap_skip("the module has no net.sdp.resume");
+	CHECK(read_file(RESUME, old_resume, sizeof(old_resume)) >= 0 &&
+	      read_file(RESUME_PORT, old_port, sizeof(old_port)) >= 0,
+	      "read net.sdp.resume*");
+	CHECK(write_file(RESUME, "1") == 0, "net.sdp.resume=1");
+}
+
+static void resume_restore(void)
+{
+	CHECK(write_file(RESUME, old_resume) == 0 &&
+	      write_file(RESUME_PORT, old_port) == 0,
+	      "put net.sdp.resume* back");
+}
+
+/* ---- A Resume to the module's listener -------------------------------- */
+
+static bool cm_event(struct rdma_event_channel *ec, struct rdma_cm_event **ev)
+{
+	struct pollfd pfd = { .fd = ec->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, WAIT_MS) == 1 && rdma_get_cm_event(ec, ev) == 0;
+}
+
+/*
+ * Send @r in a connect request to port @port of the module's address
+ * (that of @p), from @src (NULL: the route's).  Returns the message id
+ * of the reject's private data (MID_RESUME_REFUSED from the module's
+ * resume listener; over iWARP an MPA reject, ECONNRESET, carries it
+ * too), or -1: rejected without one (nobody listens there), or not
+ * rejected at all (the outcome in @what).
+ */
+static int try_resume(const struct peer *p, const struct resume *r,
+		      uint16_t port, const struct sockaddr_storage *src,
+		      char *what, size_t size)
+{
+	struct rdma_conn_param param = {
+		.private_data = r,
+		.private_data_len = sizeof(*r),
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 6,
+		.rnr_retry_count = 7,
+	};
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct sockaddr_storage dst = p->addr;
+	struct rdma_event_channel *ec;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	int mid = -1;
+
+	sockaddr_set_port(&dst, port);
+	ec = rdma_create_event_channel();
+	CHECK(ec, "rdma_create_event_channel: %s", strerror(errno));
+	CHECK(rdma_create_id(ec, &id, NULL, RDMA_PS_TCP) == 0,
+	      "rdma_create_id: %s", strerror(errno));
+	CHECK(rdma_resolve_addr(id, (struct sockaddr *)src,
+				(struct sockaddr *)&dst, 2000) == 0,
+	      "rdma_resolve_addr: %s", strerror(errno));
+	CHECK(cm_event(ec, &ev) && ev->event == RDMA_CM_EVENT_ADDR_RESOLVED,
+	      "address not resolved");
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route: %s",
+	      strerror(errno));
+	CHECK(cm_event(ec, &ev) && ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED,
+	      "route not resolved");
+	rdma_ack_cm_event(ev);
+	pd = ibv_alloc_pd(id->verbs);
+	CHECK(pd, "ibv_alloc_pd: %s", strerror(errno));
+	cq = ibv_create_cq(id->verbs, 4, NULL, NULL, 0);
+	CHECK(cq, "ibv_create_cq: %s", strerror(errno));
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	CHECK(rdma_create_qp(id, pd, &attr) == 0, "rdma_create_qp: %s",
+	      strerror(errno));
+	CHECK(rdma_connect(id, &param) == 0, "rdma_connect: %s",
+	      strerror(errno));
+	CHECK(cm_event(ec, &ev), "no answer to the Resume within %d ms",
+	      WAIT_MS);
+	snprintf(what, size, "%s, status %d, %u bytes of private data",
+		 rdma_event_str(ev->event), ev->status,
+		 ev->param.conn.private_data_len);
+	if (ev->event == RDMA_CM_EVENT_REJECTED && ev->param.conn.private_data &&
+	    ev->param.conn.private_data_len >= sizeof(struct bsdh))
+		mid = *(const uint8_t *)ev->param.conn.private_data;
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		mid = -2;
+	rdma_ack_cm_event(ev);
+	rdma_destroy_qp(id);
+	CHECK(ibv_destroy_cq(cq) == 0, "ibv_destroy_cq");
+	CHECK(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");
+	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
+	rdma_destroy_event_channel(ec);
+	return mid;
+}
+
+/* A Resume of the connection @p named, generation @gen, tag right. */
+static struct resume resume_of(const struct peer *p, uint32_t gen)
+{
+	struct resume r;
+
+	memset(&r, 0, sizeof(r));
+	r.bsdh.mid = MID_RESUME;
+	r.bsdh.bufs = htons(PEER_RX_BUFS);
+	r.bsdh.len = htonl(sizeof(r));
+	r.version = 0x30;
+	r.conn_id = p->har.conn_id;
+	r.gen = htonl(gen);
+	r.rcvsz = htonl(PEER_BUF_SIZE);
+	r.rx_seq = htobe64(0);
+	resume_tag(&p->har, gen, 0, r.tag);
+	return r;
+}
+
+/* A connection that offered resuming, accepted; its HelloAck checked. */
+static void resumable(struct peer *p)
+{
+	static const uint8_t zero[16];
+
+	peer_setup_flags(p, 0, HF_RESUME);
+	CHECK(p->ha.flags & HF_RESUME, "HelloAck flags %#x: no HF_RESUME",
+	      p->ha.flags);
+	CHECK(p->ha_len >= sizeof(p->ha) + sizeof(p->har),
+	      "HelloAck of %zu bytes with HF_RESUME", p->ha_len);
+	CHECK(p->har.conn_id != 0, "conn_id 0");
+	CHECK(ntohs(p->har.port) == atoi(old_port), "resume port %u, sysctl %s",
+	      ntohs(p->har.port), old_port);
+	CHECK(memcmp(p->har.secret, zero, sizeof(zero)) != 0,
+	      "the secret is all zero");
+}
+
+/* The connection carries data both ways, and nothing else happened. */
+static void expect_healthy(struct peer *p, const char *when)
+{
+	struct msg *m;
+
+	sdp_expect_healthy(p);
+	peer_send_data(p, "hello");
+	peer_sends_ok(p);
+	sdp_expect_data(p, "hello");
+	CHECK(send(p->sock, "world", 5, MSG_NOSIGNAL) == 5, "%s: send: %s",
+	      when, strerror(errno));
+	m = peer_expect_msg(p, MID_DATA, p->tx_mseq);
+	CHECK(m->paylen == 5 && !memcmp(m->payload, "world", 5),
+	      "%s: payload \"%.*s\"", when, (int)m->paylen, m->payload);
+}
+
+/* ---- Tests -------------------------------------------------------------- */
+
+/* The counter @name went up by one, ResumeRefused with it. */
+static void refused(const char *name, long long before, long long all,
+		    const char *what)
+{
+	CHECK(sdp_stat(name) == before + 1, "%s: %s %lld, was %lld", what,
+	      name, sdp_stat(name), before);
+	CHECK(sdp_stat("ResumeRefused") == all + 1,
+	      "%s: ResumeRefused %lld, was %lld", what,
+	      sdp_stat("ResumeRefused"), all);
+}
+
+/* One forged Resume: refused with ResumeRefused, counted under @counter. */
+static void forged(struct peer *p, const struct resume *r,
+		   const struct sockaddr_storage *src, const char *counter,
+		   const char *log, const char *case_name)
+{
+	long long before = sdp_stat(counter), all = sdp_stat("ResumeRefused");
+	char what[96];
+	int mid;
+
+	klog_start();
+	mid = try_resume(p, r, ntohs(p->har.port), src, what, sizeof(what));
+	tap_diag("%s: %s", case_name, what);
+	CHECK(mid == MID_RESUME_REFUSED, "%s: answered %s (mid %d)", case_name,
+	      what, mid);
+	refused(counter, before, all, case_name);
+	klog_expect(log);
+	expect_healthy(p, case_name);
+}
+
+/*
+ * Offered only when both ask; a name and a secret per connection; the
+ * listener goes with the last resumable connection.
+ */
+static void test_resume_offered(void)
+{
+	long long offered = sdp_stat("ResumeOffered");
+	struct peer a, b;
+	struct resume r;
+
+	resume_on();
+	/* A Hello without the flag: today's HelloAck. */
+	peer_setup(&a, 0);
+	CHECK(!(a.ha.flags & HF_RESUME), "HF_RESUME to a peer that did not ask");
+	peer_teardown(&a);
+
+	resumable(&a);
+	resumable(&b);
+	CHECK(sdp_stat("ResumeOffered") == offered + 2,
+	      "ResumeOffered %lld, was %lld", sdp_stat("ResumeOffered"),
+	      offered);
+	CHECK(a.har.conn_id != b.har.conn_id, "two connections, one conn_id");
+	CHECK(memcmp(a.har.secret, b.har.secret, 16) != 0,
+	      "two connections, one secret");
+	/* The listener answers while they are there. */
+	r = resume_of(&a, 2);
+	forged(&a, &r, NULL, "ResumeBadGen",
+	       "Resume refused: not the generation due", "two connections");
+	peer_teardown(&b);
+	forged(&a, &r, NULL, "ResumeBadGen",
+	       "Resume refused: not the generation due", "one of two left");
+	/* peer_teardown() checks that its CM id is gone with the last. */
+	peer_teardown(&a);
+
+	/* Off on the module's side: not offered, whatever the peer asks. */
+	CHECK(write_file(RESUME, "0") == 0, "net.sdp.resume=0");
+	peer_setup_flags(&a, 0, HF_RESUME);
+	CHECK(!(a.ha.flags & HF_RESUME) && a.ha_len >= sizeof(a.ha),
+	      "HF_RESUME offered with net.sdp.resume=0");
+	peer_teardown(&a);
+	CHECK(sdp_stat("ResumeOffered") == offered + 2,
+	      "ResumeOffered %lld with resume off", sdp_stat("ResumeOffered"));
+	resume_restore();
+}
+
+static void test_resume_forged_refused(void)
+{
+	struct sockaddr_storage other;
+	struct resume r;
+	struct peer p;
+
+	resume_on();
+	resumable(&p);
+
+	r = resume_of(&p, 1);
+	r.conn_id ^= htonl(0x5a5a5a5a);
+	forged(&p, &r, NULL, "ResumeBadConn", "Resume refused: no such connection",
+	       "a connection nobody has");
+
+	r = resume_of(&p, 2);
+	forged(&p, &r, NULL, "ResumeBadGen",
+	       "Resume refused: not the generation due", "generation 2 first");
+
+	r = resume_of(&p, 1);
+	r.tag[15] ^= 1;
+	forged(&p, &r, NULL, "ResumeBadTag", "Resume refused: wrong tag",
+	       "a tag one bit off");
+
+	r = resume_of(&p, 1);
+	memset(r.tag, 0, sizeof(r.tag));
+	forged(&p, &r, NULL, "ResumeBadTag", "Resume refused: wrong tag",
+	       "a zero tag");
+
+	r = resume_of(&p, 1);
+	r.version = 0x20;
+	forged(&p, &r, NULL, "ResumeBadFormat", "Resume refused: malformed",
+	       "version 2.0");
+
+	r = resume_of(&p, 1);
+	r.bsdh.mid = MID_HELLO;
+	forged(&p, &r, NULL, "ResumeBadFormat", "Resume refused: malformed",
+	       "a Hello at the resume port");
+
+	/*
+	 * The right tag, from an address the peer never announced: an
+	 * address of our own on the test netdev (not on a real host's).
+	 */
+	if (!test_host_mode() && p.addr.ss_family == AF_INET) {
+		CHECK(run((const char *const[]){ "ip", "addr", "add",
+						OTHER_ADDR "/32", "dev",
+						TEST_NETDEV(), NULL }) == 0,
+		      "ip addr add " OTHER_ADDR);
+		CHECK(make_sockaddr(&other, OTHER_ADDR, 0), OTHER_ADDR);
+		r = resume_of(&p, 1);
+		forged(&p, &r, &other, "ResumeBadAddr",
+		       "Resume refused: from an address the peer did not announce",
+		       "the right tag from an unannounced address");
+		CHECK(run((const char *const[]){ "ip", "addr", "del",
+						OTHER_ADDR "/32", "dev",
+						TEST_NETDEV(), NULL }) == 0,
+		      "ip addr del " OTHER_ADDR);
+	} else {
+		tap_diag("the unannounced address case needs IPv4 and a guest");
+	}
+	orderly_close(&p);
+	peer_teardown(&p);
+	resume_restore();
+}
+
+static const struct tap_test tests[] = {
+	TAP_TEST(test_siphash_vector),
+	TAP_TEST(test_resume_offered),
+	TAP_TEST(test_resume_forged_refused),
+};
+
+int main(int argc, char **argv)
+{
+	return peer_tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc,
+			     argv);
+}
