@@ -345,7 +345,11 @@ void sdp_close_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	sdp_cq_process_pending(ssk);
 	spin_lock_bh(&ssk->lock);
 	disconnect = !test_and_set_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags);
-	/* The peer's QP is in the error state: ours may go. */
+	/*
+	 * Ours may go: the peer's CM answered our DREQ (its QP moved to the
+	 * error state first), sent its own, or ours timed out (DREQ_ERROR),
+	 * and then the peer is presumed gone.
+	 */
 	set_bit(SDP_C_CM_DISCONNECTED, &ssk->conn.flags);
 	spin_unlock_bh(&ssk->lock);
 	if (disconnect)

@@ -21,6 +21,7 @@
  * for the handler.
  */
 #include <linux/cred.h>
+#include <linux/string.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
@@ -582,6 +583,7 @@ static int sdp_cm_request(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	ha->actrcvsz = cpu_to_be32(child->conn.rx_size);
 	sdp_conn_param(&param, &pd, len, id->device, &ev->param.conn);
 	err = rdma_accept(id, &param);
+	memzero_explicit(&pd, sizeof(pd));	/* the secret */
 	if (err)
 		goto err_conn;
 

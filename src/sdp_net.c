@@ -41,7 +41,7 @@ static int __net_init sdp_net_init(struct net *net)
 	err = sdp_fb_net_init(net);
 	if (err)
 		goto err_proc;
-	sdp_rsm_net_init(&sn->rsm);
+	sdp_rsm_net_init(net, &sn->rsm);
 	return 0;
 
 err_proc:

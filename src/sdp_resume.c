@@ -14,13 +14,19 @@
  * suspends yet: its QP failing ends it as before, and its name is gone
  * with its socket.
  *
- * The listener (struct sdp_rsm_net: a CM id per IP version) exists while
- * a resumable connection we named does: the first one's HelloAck makes
- * it (sdp_rsm_offer()), and put_work destroys it once the last socket is
- * gone, since its CM ids hold a reference to the namespace.  Sockets leave the table from
- * their destructor, in any context, so the table's lock is taken with
- * bottom halves off and @users changes under it; making and destroying
- * the CM id sleep, under sdp_rsm_net::lock.
+ * The listener (struct sdp_rsm_net: a CM id per IP version) is there
+ * while a resumable connection we named is: the first one's request
+ * has it made (sdp_rsm_offer()), and it is destroyed once the last
+ * socket is gone, since its CM ids hold a reference to the namespace.
+ * Only listen_work, on the system workqueue, makes and destroys it, and
+ * with no lock held: a CM handler must do neither (over iWARP, destroying
+ * a listener flushes the iWARP CM's ordered workqueue, which runs every
+ * connection request, this one's included), nor wait for a lock held
+ * across either.  So a request never waits for the listener: the first
+ * connections are named and offered the capability while it is being
+ * made; if it cannot be, they keep a port nobody listens at (their
+ * Resumes go unanswered, as to a host that went away), and no connection
+ * is offered the capability for SDP_RSM_RETRY.
  */
 #include <crypto/algapi.h>
 #include <linux/in.h>
@@ -45,6 +51,8 @@
 #define SDP_RSM_BACKLOG		16
 /* Attempts at a conn_id nobody in the namespace has. */
 #define SDP_RSM_ID_TRIES	8
+/* A listener that could not be made is tried again after this. */
+#define SDP_RSM_RETRY		(10 * HZ)
 
 /*
  * tag(dir, gen) = SipHash-2-4(secret; conn_id << 32 | gen, dir, 0) ||
@@ -152,11 +160,15 @@ sdp_rsm_judge(struct sdp_rsm_net *rn, struct rdma_cm_id *id,
 	}
 	if (ssk) {
 		spin_lock_bh(&ssk->lock);
-		found = ssk->sk.sk_state != TCP_CLOSE;
+		/* Only an established connection ever suspends. */
+		found = (1 << ssk->sk.sk_state) &
+			(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT | TCPF_FIN_WAIT1 |
+			 TCPF_FIN_WAIT2 | TCPF_CLOSING | TCPF_LAST_ACK);
 		done = ssk->rsm.done;
 		if (found && sdp_resume_gen_ok(gen, done)) {
 			sdp_rsm_tag(&ssk->rsm, gen, 0, tag);
 			tag_ok = !crypto_memneq(tag, r->tag, sizeof(tag));
+			memzero_explicit(tag, sizeof(tag));
 			addr_ok = sdp_rsm_addr_ok(ssk, &id->route.addr.dst_addr);
 		}
 		spin_unlock_bh(&ssk->lock);
@@ -168,8 +180,11 @@ sdp_rsm_judge(struct sdp_rsm_net *rn, struct rdma_cm_id *id,
 /*
  * CONNECT_REQUEST at the resume listener: what the host's firewall would
  * not let in as TCP stays out, as at any listener (sdp_filter.c counts
- * and logs it); the rest is judged and, for now, always refused, with
- * one answer whatever the reason.  Returning 1 has the CM destroy @id.
+ * and logs it), with a reject that says nothing, as a host without the
+ * listener would give (the peer tries again until its bound, rather than
+ * take it for the connection's end); the rest is judged and, for now,
+ * always refused, with one answer whatever the reason.  Returning 1 has
+ * the CM destroy @id.
  */
 static int sdp_rsm_request(struct sdp_rsm_net *rn, struct rdma_cm_id *id,
 			   struct rdma_cm_event *ev)
@@ -178,16 +193,15 @@ static int sdp_rsm_request(struct sdp_rsm_net *rn, struct rdma_cm_id *id,
 	enum sdp_resume_refusal why;
 	struct sdp_bsdh refused;
 
-	if (sdp_filter_request(net, id)) {
-		why = sdp_rsm_judge(rn, id, ev->param.conn.private_data,
-				    ev->param.conn.private_data_len);
-		sdp_rsm_count(net, why);
-		net_info_ratelimited("%pISc: Resume refused: %s\n",
-				     &id->route.addr.dst_addr,
-				     sdp_rsm_why[why]);
-	} else {
-		SDP_INC_STATS(net, SDP_MIB_RESUME_REFUSED);
+	if (!sdp_filter_request(net, id)) {
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return 1;
 	}
+	why = sdp_rsm_judge(rn, id, ev->param.conn.private_data,
+			    ev->param.conn.private_data_len);
+	sdp_rsm_count(net, why);
+	net_info_ratelimited("%pISc: Resume refused: %s\n",
+			     &id->route.addr.dst_addr, sdp_rsm_why[why]);
 	sdp_bsdh_init(&refused, SDP_MID_RESUME_REFUSED, sizeof(refused), 0, 0,
 		      0);
 	rdma_reject(id, &refused, sizeof(refused), IB_CM_REJ_CONSUMER_DEFINED);
@@ -239,12 +253,22 @@ err_id:
 	return ERR_PTR(err);
 }
 
-/* Make the namespace's resume listener.  sdp_rsm_net::lock held. */
+static void sdp_rsm_unlisten(struct sdp_rsm_net *rn)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rn->lid); i++) {
+		if (rn->lid[i])
+			rdma_destroy_id(rn->lid[i]);
+		rn->lid[i] = NULL;
+	}
+}
+
+/* Make the listener at @port; 0 or the error.  listen_work. */
 static int sdp_rsm_listen(struct net *net, struct sdp_rsm_net *rn, u16 port)
 {
 	struct rdma_cm_id *id;
 
-	lockdep_assert_held(&rn->lock);
 	id = sdp_rsm_listen_one(net, rn, AF_INET, port);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
@@ -252,51 +276,75 @@ static int sdp_rsm_listen(struct net *net, struct sdp_rsm_net *rn, u16 port)
 	if (ipv6_mod_enabled()) {
 		id = sdp_rsm_listen_one(net, rn, AF_INET6, port);
 		if (IS_ERR(id)) {
-			rdma_destroy_id(rn->lid[0]);
-			rn->lid[0] = NULL;
+			sdp_rsm_unlisten(rn);
 			return PTR_ERR(id);
 		}
 		rn->lid[1] = id;
 	}
-	rn->port = port;
 	return 0;
 }
 
-static void sdp_rsm_put_work(struct work_struct *work)
+/*
+ * Make the listener while the namespace has resumable connections, and
+ * destroy it once it has none, no lock held across either (above).  One
+ * run at a time (a work item is not reentrant), and one more after any
+ * change of @users that needs it.
+ */
+static void sdp_rsm_listen_work(struct work_struct *work)
 {
 	struct sdp_rsm_net *rn = container_of(work, struct sdp_rsm_net,
-					      put_work);
-	struct rdma_cm_id *id[ARRAY_SIZE(rn->lid)] = {};
-	int i;
+					      listen_work);
+	bool want, up;
+	u16 port;
+	int err;
 
-	mutex_lock(&rn->lock);
 	xa_lock_bh(&rn->conns);
-	if (!rn->users) {
-		memcpy(id, rn->lid, sizeof(id));
-		memset(rn->lid, 0, sizeof(rn->lid));
-	}
+	want = rn->users && rn->state == SDP_RSM_DOWN;
+	up = !rn->users && rn->state == SDP_RSM_UP;
+	if (up)
+		rn->state = SDP_RSM_DOWN;
+	/* A user's socket holds the namespace until it leaves @conns. */
+	if (want)
+		get_net(rn->net);
+	port = rn->port;
 	xa_unlock_bh(&rn->conns);
-	for (i = 0; i < ARRAY_SIZE(id); i++)
-		if (id[i])
-			rdma_destroy_id(id[i]);
-	mutex_unlock(&rn->lock);
+	if (up)
+		sdp_rsm_unlisten(rn);
+	if (!want)
+		return;
+	err = sdp_rsm_listen(rn->net, rn, port);
+	xa_lock_bh(&rn->conns);
+	rn->state = err ? SDP_RSM_FAILED : SDP_RSM_UP;
+	rn->failed_at = jiffies;
+	/* The last user went meanwhile: destroy it again. */
+	if (!err && !rn->users)
+		schedule_work(&rn->listen_work);
+	xa_unlock_bh(&rn->conns);
+	if (err) {
+		SDP_INC_STATS(rn->net, SDP_MIB_RESUME_LISTEN_FAILED);
+		net_warn_ratelimited("resume listener at port %u: error %d; connections are made without resume for %u s\n",
+				     port, err, SDP_RSM_RETRY / HZ);
+	}
+	put_net(rn->net);
 }
 
-void sdp_rsm_net_init(struct sdp_rsm_net *rn)
+void sdp_rsm_net_init(struct net *net, struct sdp_rsm_net *rn)
 {
-	mutex_init(&rn->lock);
+	rn->net = net;
 	xa_init_flags(&rn->conns, XA_FLAGS_LOCK_BH);
-	INIT_WORK(&rn->put_work, sdp_rsm_put_work);
+	INIT_WORK(&rn->listen_work, sdp_rsm_listen_work);
 }
 
-/* The namespace goes: every socket of it went, and the listener with the last. */
+/*
+ * The namespace goes: its sockets went, and the listener with the last
+ * (its CM ids held the namespace).
+ */
 void sdp_rsm_net_exit(struct sdp_rsm_net *rn)
 {
-	flush_work(&rn->put_work);
+	flush_work(&rn->listen_work);
 	WARN_ON_ONCE(rn->lid[0] || rn->lid[1] || rn->users ||
 		     !xa_empty(&rn->conns));
 	xa_destroy(&rn->conns);
-	mutex_destroy(&rn->lock);
 }
 
 /* Active side: our Hello's flag, and whether we offered it. */
@@ -317,25 +365,23 @@ bool sdp_rsm_offer(struct sdp_sock *child, u8 hello_flags,
 {
 	struct net *net = sock_net(&child->sk);
 	struct sdp_rsm_net *rn = &sdp_net(net)->rsm;
-	int err = 0, tries;
-	u32 conn_id = 0;
+	bool make = false;
+	int err, tries;
+	u32 conn_id;
 
 	if (!(hello_flags & SDP_HF_RESUME) || !sdp_sysctl_resume(net))
 		return false;
-	mutex_lock(&rn->lock);
-	if (!rn->lid[0]) {
-		err = sdp_rsm_listen(net, rn, sdp_sysctl_resume_port(net));
-		if (err) {
-			SDP_INC_STATS(net, SDP_MIB_RESUME_LISTEN_FAILED);
-			net_warn_ratelimited("resume listener at port %d: error %d; connections are made without resume\n",
-					     sdp_sysctl_resume_port(net), err);
-			goto out;
-		}
-	}
 	/* Name and secret first: the table makes the child findable. */
 	get_random_bytes(child->rsm.secret, sizeof(child->rsm.secret));
 	err = -EBUSY;
 	xa_lock_bh(&rn->conns);
+	if (rn->state == SDP_RSM_FAILED) {
+		if (time_before(jiffies, rn->failed_at + SDP_RSM_RETRY)) {
+			err = -EAGAIN;
+			goto out;
+		}
+		rn->state = SDP_RSM_DOWN;
+	}
 	for (tries = 0; tries < SDP_RSM_ID_TRIES && err == -EBUSY; tries++) {
 		conn_id = get_random_u32();
 		if (!conn_id)
@@ -343,25 +389,26 @@ bool sdp_rsm_offer(struct sdp_sock *child, u8 hello_flags,
 		child->rsm.conn_id = conn_id;
 		err = __xa_insert(&rn->conns, conn_id, child, GFP_KERNEL);
 	}
-	if (!err)
-		rn->users++;
-	xa_unlock_bh(&rn->conns);
-	if (err) {
-		memzero_explicit(&child->rsm, sizeof(child->rsm));
+	if (err)
 		goto out;
-	}
+	if (!rn->users++ && rn->state == SDP_RSM_DOWN)
+		rn->port = sdp_sysctl_resume_port(net);
+	make = rn->state == SDP_RSM_DOWN;
 	child->rsm.passive = true;
 	x->conn_id = cpu_to_be32(conn_id);
 	x->port = cpu_to_be16(rn->port);
 	x->rsvd = 0;
 	memcpy(x->secret, child->rsm.secret, sizeof(x->secret));
-	SDP_INC_STATS(net, SDP_MIB_RESUME_OFFERED);
 out:
-	/* A listener made for nobody goes again. */
-	if (err && rn->lid[0])
-		schedule_work(&rn->put_work);
-	mutex_unlock(&rn->lock);
-	return !err;
+	xa_unlock_bh(&rn->conns);
+	if (err) {
+		memzero_explicit(&child->rsm, sizeof(child->rsm));
+		return false;
+	}
+	if (make)
+		schedule_work(&rn->listen_work);
+	SDP_INC_STATS(net, SDP_MIB_RESUME_OFFERED);
+	return true;
 }
 
 /*
@@ -375,7 +422,7 @@ bool sdp_rsm_hello_ack(struct sdp_sock *ssk, const struct sdp_hello_ack *ha,
 
 	if (!(ha->flags & SDP_HF_RESUME) || !ssk->rsm.offered)
 		return true;
-	if (!sdp_hello_ack_resume_ok(x, len))
+	if (!sdp_hello_ack_resume_ok(ha, len))
 		return false;
 	ssk->rsm.conn_id = be32_to_cpu(x->conn_id);
 	ssk->rsm.port = x->port;
@@ -392,11 +439,11 @@ void sdp_rsm_forget(struct sdp_sock *ssk)
 	if (ssk->rsm.passive) {
 		rn = &sdp_net(sock_net(&ssk->sk))->rsm;
 		xa_lock_bh(&rn->conns);
-		__xa_erase(&rn->conns, ssk->rsm.conn_id);
+		WARN_ON_ONCE(__xa_erase(&rn->conns, ssk->rsm.conn_id) != ssk);
 		last = !--rn->users;
 		xa_unlock_bh(&rn->conns);
 		if (last)
-			schedule_work(&rn->put_work);
+			schedule_work(&rn->listen_work);
 	}
 	memzero_explicit(&ssk->rsm, sizeof(ssk->rsm));
 }

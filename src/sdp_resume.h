@@ -10,7 +10,6 @@
 #ifndef _SDP_RESUME_H
 #define _SDP_RESUME_H
 
-#include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -42,30 +41,45 @@ struct sdp_rsm {
 	u8 secret[SDP_RESUME_SECRET_LEN];
 };
 
-/**
- * struct sdp_rsm_net - a namespace's resume listener
- * @lock: serialises making and destroying @lid
- * @lid: the listening CM ids at net.sdp.resume_port, IPv4's and IPv6's
- *	(each family-only: an iWARP device's listener is a TCP socket, and
- *	an IPv4 client of an IPv6 one comes with v4-mapped addresses that
- *	the CM refuses, as for sdp_cm_listen_v4()), or NULL; they exist
- *	while @users does not drop to 0; IPv6's not if IPv6 is disabled
- * @port: the port @lid listen at (net.sdp.resume_port when made)
- * @users: resumable connections we named (in @conns)
- * @conns: those connections by conn_id (struct sdp_sock *), locked
- *	with the _bh calls: sockets leave it from their destructor
- * @put_work: destroys @lid once @users is 0 (the CM id sleeps to go)
- */
-struct sdp_rsm_net {
-	struct mutex lock;	/* see above */
-	struct rdma_cm_id *lid[2];
-	u16 port;
-	unsigned int users;
-	struct xarray conns;
-	struct work_struct put_work;
+/* struct sdp_rsm_net::state: its listener's */
+enum sdp_rsm_state {
+	SDP_RSM_DOWN,		/* none: listen_work makes it for @users */
+	SDP_RSM_UP,		/* listening at @port */
+	SDP_RSM_FAILED,		/* could not be made at failed_at */
 };
 
-void sdp_rsm_net_init(struct sdp_rsm_net *rn);
+/**
+ * struct sdp_rsm_net - a namespace's resume listener
+ * @conns: resumable connections we named (struct sdp_sock *) by
+ *	conn_id; its lock, taken with bottom halves off (sockets leave
+ *	from their destructor, in any context), guards the fields below
+ *	but @lid
+ * @users: entries of @conns
+ * @state: enum sdp_rsm_state
+ * @port: the port the listener takes (net.sdp.resume_port when the first
+ *	user came) or listens at
+ * @failed_at: when it could not be made (jiffies), for the retry
+ * @lid: the listening CM ids, IPv4's and IPv6's (each family-only: an
+ *	iWARP device's listener is a TCP socket, and an IPv4 client of an
+ *	IPv6 one comes with v4-mapped addresses that the CM refuses, as for
+ *	sdp_cm_listen_v4()); IPv6's not if IPv6 is disabled.  listen_work's
+ *	alone
+ * @listen_work: makes the listener while @users is not 0, destroys it
+ *	once it is 0 (its CM ids hold a reference to the namespace)
+ * @net: the namespace (no reference: this is part of it)
+ */
+struct sdp_rsm_net {
+	struct xarray conns;
+	unsigned int users;
+	enum sdp_rsm_state state;
+	u16 port;
+	unsigned long failed_at;
+	struct rdma_cm_id *lid[2];
+	struct work_struct listen_work;
+	struct net *net;
+};
+
+void sdp_rsm_net_init(struct net *net, struct sdp_rsm_net *rn);
 void sdp_rsm_net_exit(struct sdp_rsm_net *rn);
 u8 sdp_rsm_hello_flag(struct sdp_sock *ssk);
 bool sdp_rsm_offer(struct sdp_sock *child, u8 hello_flags,

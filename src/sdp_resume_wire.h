@@ -68,19 +68,24 @@ sdp_resume_msg_check(const struct sdp_resume *r, u32 len, u8 mid)
 
 /**
  * sdp_hello_ack_resume_ok() - may a HelloAck's resume extension be used?
- * @x: the extension, after the HelloAck
- * @len: the HelloAck's whole length
+ * @ha: the HelloAck, accepted by sdp_hello_ack_check(); its extension
+ *	(struct sdp_hello_ack_resume) follows it
+ * @len: the private data's length: what arrived over iWARP, always the
+ *	reply's 196 bytes on IB and RoCE, so the BSDH's len is checked too
  *
  * Checked when the HelloAck has SDP_HF_RESUME and our Hello had it too;
  * a HelloAck that fails it is malformed.
  *
- * Return: true if it arrived whole, with conn_id and port not 0 (the
- * reserved field is ignored).
+ * Return: true if the extension arrived whole and the BSDH's len covers
+ * it, with conn_id and port not 0 (the reserved field is ignored).
  */
-static inline bool
-sdp_hello_ack_resume_ok(const struct sdp_hello_ack_resume *x, u32 len)
+static inline bool sdp_hello_ack_resume_ok(const struct sdp_hello_ack *ha,
+					   u32 len)
 {
-	return len >= sizeof(struct sdp_hello_ack) + sizeof(*x) &&
+	const struct sdp_hello_ack_resume *x = (const void *)(ha + 1);
+	const u32 need = sizeof(*ha) + sizeof(*x);
+
+	return len >= need && be32_to_cpu(ha->bsdh.len) >= need &&
 	       x->conn_id && x->port;
 }
 

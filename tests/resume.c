@@ -109,7 +109,7 @@ static void test_siphash_vector(void)
 {
 	/* The reference paper's key 00..0f and message 00..07. */
 	uint8_t key[16];
-	uint64_t m = htole64(0x0706050403020100ULL);
+	uint64_t m = 0x0706050403020100ULL;	/* the bytes 00..07, LE */
 	int i;
 
 	for (i = 0; i < 16; i++)
@@ -248,10 +248,34 @@ static struct resume resume_of(const struct peer *p, uint32_t gen)
 	return r;
 }
 
-/* A connection that offered resuming, accepted; its HelloAck checked. */
+/*
+ * The resume listener is made by a work item after the first resumable
+ * connection's request: wait for it to refuse a malformed Resume.
+ */
+static void wait_listening(const struct peer *p)
+{
+	long long t0 = now_ms();
+	struct resume r;
+	char what[96];
+
+	memset(&r, 0, sizeof(r));
+	r.bsdh.mid = MID_RESUME;
+	while (try_resume(p, &r, ntohs(p->har.port), NULL, what,
+			  sizeof(what)) != MID_RESUME_REFUSED) {
+		CHECK(now_ms() - t0 < WAIT_MS, "no resume listener at port %u "
+		      "within %d ms: %s", ntohs(p->har.port), WAIT_MS, what);
+		usleep(10000);
+	}
+}
+
+/*
+ * A connection that offered resuming, accepted; its HelloAck checked;
+ * the resume listener there.
+ */
 static void resumable(struct peer *p)
 {
 	static const uint8_t zero[16];
+	char port[16];
 
 	peer_setup_flags(p, 0, HF_RESUME);
 	CHECK(p->ha.flags & HF_RESUME, "HelloAck flags %#x: no HF_RESUME",
@@ -259,10 +283,12 @@ static void resumable(struct peer *p)
 	CHECK(p->ha_len >= sizeof(p->ha) + sizeof(p->har),
 	      "HelloAck of %zu bytes with HF_RESUME", p->ha_len);
 	CHECK(p->har.conn_id != 0, "conn_id 0");
-	CHECK(ntohs(p->har.port) == atoi(old_port), "resume port %u, sysctl %s",
-	      ntohs(p->har.port), old_port);
+	CHECK(read_file(RESUME_PORT, port, sizeof(port)) >= 0 &&
+	      ntohs(p->har.port) == atoi(port), "resume port %u, sysctl %s",
+	      ntohs(p->har.port), port);
 	CHECK(memcmp(p->har.secret, zero, sizeof(zero)) != 0,
 	      "the secret is all zero");
+	wait_listening(p);
 }
 
 /* The connection carries data both ways, and nothing else happened. */
@@ -283,32 +309,48 @@ static void expect_healthy(struct peer *p, const char *when)
 
 /* ---- Tests -------------------------------------------------------------- */
 
-/* The counter @name went up by one, ResumeRefused with it. */
-static void refused(const char *name, long long before, long long all,
-		    const char *what)
+/* The refusal counters: ResumeRefused, then one per reason. */
+static const char *const refusals[] = {
+	"ResumeRefused", "ResumeBadFormat", "ResumeBadConn", "ResumeBadGen",
+	"ResumeBadTag", "ResumeBadAddr",
+};
+#define N_REFUSALS	(sizeof(refusals) / sizeof(refusals[0]))
+
+static void refusal_counts(long long *n)
 {
-	CHECK(sdp_stat(name) == before + 1, "%s: %s %lld, was %lld", what,
-	      name, sdp_stat(name), before);
-	CHECK(sdp_stat("ResumeRefused") == all + 1,
-	      "%s: ResumeRefused %lld, was %lld", what,
-	      sdp_stat("ResumeRefused"), all);
+	unsigned int i;
+
+	for (i = 0; i < N_REFUSALS; i++)
+		n[i] = sdp_stat(refusals[i]);
 }
 
-/* One forged Resume: refused with ResumeRefused, counted under @counter. */
+/*
+ * One Resume the listener must refuse: ResumeRefused and @counter (NULL:
+ * none, a Resume that passed every check) go up by one, no other; the
+ * log line @log comes; the connection of @p still works.
+ */
 static void forged(struct peer *p, const struct resume *r,
 		   const struct sockaddr_storage *src, const char *counter,
 		   const char *log, const char *case_name)
 {
-	long long before = sdp_stat(counter), all = sdp_stat("ResumeRefused");
+	long long before[N_REFUSALS], after[N_REFUSALS];
+	unsigned int i;
 	char what[96];
 	int mid;
 
+	refusal_counts(before);
 	klog_start();
 	mid = try_resume(p, r, ntohs(p->har.port), src, what, sizeof(what));
 	tap_diag("%s: %s", case_name, what);
 	CHECK(mid == MID_RESUME_REFUSED, "%s: answered %s (mid %d)", case_name,
 	      what, mid);
-	refused(counter, before, all, case_name);
+	refusal_counts(after);
+	for (i = 0; i < N_REFUSALS; i++)
+		CHECK(after[i] == before[i] +
+		      (!i || (counter && !strcmp(counter, refusals[i]))),
+		      "%s: %s %lld, was %lld (counted under %s)", case_name,
+		      refusals[i], after[i], before[i],
+		      counter ? counter : "none but ResumeRefused");
 	klog_expect(log);
 	expect_healthy(p, case_name);
 }
@@ -344,6 +386,10 @@ static void test_resume_offered(void)
 	peer_teardown(&b);
 	forged(&a, &r, NULL, "ResumeBadGen",
 	       "Resume refused: not the generation due", "one of two left");
+	/* A closed connection's name is forgotten with its socket. */
+	r = resume_of(&b, 1);
+	forged(&a, &r, NULL, "ResumeBadConn",
+	       "Resume refused: no such connection", "a closed connection");
 	/* peer_teardown() checks that its CM id is gone with the last. */
 	peer_teardown(&a);
 
@@ -417,8 +463,69 @@ static void test_resume_forged_refused(void)
 	} else {
 		tap_diag("the unannounced address case needs IPv4 and a guest");
 	}
+	/*
+	 * Everything right: no connection suspends yet, so refused too, but
+	 * under no reason (the tag was taken).
+	 */
+	r = resume_of(&p, 1);
+	forged(&p, &r, NULL, NULL, "Resume refused: no connection suspends yet",
+	       "a Resume that passes every check");
 	orderly_close(&p);
 	peer_teardown(&p);
+	resume_restore();
+}
+
+static bool listen_failed(void *arg)
+{
+	return sdp_stat("ResumeListenFailed") > *(long long *)arg;
+}
+
+/*
+ * The resume listener's port is taken (an SDP listener of ours holds
+ * it): the connection that had it made was offered the capability, the
+ * failure is counted and logged, the next connection within 10 s is not
+ * offered it (no retry on each request), and one after that is, with
+ * the port free again, and gets its listener.
+ */
+static void test_resume_listen_failed(void)
+{
+	long long failed = sdp_stat("ResumeListenFailed"), offered;
+	struct sockaddr_storage sq;
+	struct peer a, b;
+	char port[16];
+	long long t;
+	int squat;
+
+	resume_on();
+	squat = net_listener(&sq, 1, 0);
+	snprintf(port, sizeof(port), "%u", sockaddr_port(&sq));
+	CHECK(write_file(RESUME_PORT, port) == 0, "net.sdp.resume_port=%s",
+	      port);
+	klog_start();
+	offered = sdp_stat("ResumeOffered");
+	peer_setup_flags(&a, 0, HF_RESUME);
+	CHECK(a.ha.flags & HF_RESUME, "the first connection was not offered "
+	      "the capability while its listener was being made");
+	CHECK(wait_until(listen_failed, &failed, WAIT_MS),
+	      "ResumeListenFailed %lld, was %lld, with port %s taken",
+	      sdp_stat("ResumeListenFailed"), failed, port);
+	t = now_ms();
+	klog_expect("resume listener at port");
+	peer_setup_flags(&b, 0, HF_RESUME);
+	CHECK(!(b.ha.flags & HF_RESUME) || now_ms() - t >= 10000,
+	      "offered again %lld ms after the listener failed",
+	      now_ms() - t);
+	CHECK(sdp_stat("ResumeOffered") == offered + 1,
+	      "ResumeOffered %lld, was %lld", sdp_stat("ResumeOffered"),
+	      offered);
+	peer_teardown(&b);
+	peer_teardown(&a);
+	CHECK(close(squat) == 0, "close: %s", strerror(errno));
+	/* After 10 s the next request tries again, and the port is free. */
+	if (now_ms() - t < 10500)
+		usleep((useconds_t)(10500 - (now_ms() - t)) * 1000);
+	resumable(&b);
+	peer_teardown(&b);
 	resume_restore();
 }
 
@@ -426,10 +533,31 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_siphash_vector),
 	TAP_TEST(test_resume_offered),
 	TAP_TEST(test_resume_forged_refused),
+	TAP_TEST(test_resume_listen_failed),
 };
 
+/*
+ * Each case runs in a child of its own (tap_main()): a case that failed
+ * leaves net.sdp.resume as it set it, and maybe its address; put back
+ * here, from what they were before any case.
+ */
 int main(int argc, char **argv)
 {
-	return peer_tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc,
-			     argv);
+	char resume[16] = "", port[16] = "";
+	int ret;
+
+	if (read_file(RESUME, resume, sizeof(resume)) < 0 ||
+	    read_file(RESUME_PORT, port, sizeof(port)) < 0)
+		resume[0] = port[0] = 0;
+	ret = peer_tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc,
+			    argv);
+	if (resume[0] && port[0]) {
+		write_file(RESUME, resume);
+		write_file(RESUME_PORT, port);
+	}
+	if (!test_host_mode())
+		run((const char *const[]){ "ip", "addr", "flush", "dev",
+					   TEST_NETDEV(), "to",
+					   OTHER_ADDR "/32", NULL });
+	return ret;
 }

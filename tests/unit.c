@@ -1156,23 +1156,36 @@ static void test_resume_msg_check(void)
 
 static void test_hello_ack_resume_ok(void)
 {
-	struct sdp_hello_ack_resume x = {
-		.conn_id = cpu_to_be32(7),
-		.port = cpu_to_be16(1019),
-	};
-	const u32 n = sizeof(struct sdp_hello_ack) + sizeof(x);
+	struct {
+		struct sdp_hello_ack ha;
+		struct sdp_hello_ack_resume x;
+		u8 pad[196 - 48];	/* a reply's private data on IB */
+	} __packed pd;
+	const u32 n = sizeof(pd.ha) + sizeof(pd.x);
 
-	EQ(sdp_hello_ack_resume_ok(&x, n), true);
-	EQ(sdp_hello_ack_resume_ok(&x, 196), true);
-	EQ(sdp_hello_ack_resume_ok(&x, n - 1), false);
-	EQ(sdp_hello_ack_resume_ok(&x, sizeof(struct sdp_hello_ack)), false);
-	x.rsvd = cpu_to_be16(1);	/* reserved: ignored */
-	EQ(sdp_hello_ack_resume_ok(&x, n), true);
-	x.port = 0;
-	EQ(sdp_hello_ack_resume_ok(&x, n), false);
-	x.port = cpu_to_be16(1019);
-	x.conn_id = 0;
-	EQ(sdp_hello_ack_resume_ok(&x, n), false);
+	memset(&pd, 0, sizeof(pd));
+	pd.ha.bsdh = bsdh(SDP_MID_HELLO_ACK, 4, n, 0, 0);
+	pd.x.conn_id = cpu_to_be32(7);
+	pd.x.port = cpu_to_be16(1019);
+	EQ(sizeof(pd), 196);
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, n), true);
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, 196), true);
+	/* Short over iWARP, where the length is what arrived ... */
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, n - 1), false);
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, sizeof(pd.ha)), false);
+	/* ... and on IB, where only the BSDH's len tells. */
+	pd.ha.bsdh.len = cpu_to_be32(sizeof(pd.ha));
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, 196), false);
+	pd.ha.bsdh.len = cpu_to_be32(n - 1);
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, 196), false);
+	pd.ha.bsdh.len = cpu_to_be32(n);
+	pd.x.rsvd = cpu_to_be16(1);	/* reserved: ignored */
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, n), true);
+	pd.x.port = 0;
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, n), false);
+	pd.x.port = cpu_to_be16(1019);
+	pd.x.conn_id = 0;
+	EQ(sdp_hello_ack_resume_ok(&pd.ha, n), false);
 }
 
 static void test_resume_gen(void)
