@@ -100,7 +100,8 @@ SDP_MIB(BUSY_POLL_YIELDS, "BusyPollYields")	/* another task was runnable */
 SDP_MIB(CQ_HANDOFFS, "CqHandoffs")	/* a CQ event handed to the reader */
 /* resuming after an outage (sdp_resume.c) */
 SDP_MIB(RESUME_OFFERED, "ResumeOffered")	/* passive: connection named */
-SDP_MIB(RESUME_LISTEN_FAILED, "ResumeListenFailed") /* ... could not be */
+/* ... the listener could not be made (none offered for 10 s) */
+SDP_MIB(RESUME_LISTEN_FAILED, "ResumeListenFailed")
 SDP_MIB(RESUME_REFUSED, "ResumeRefused")	/* a Resume refused, of which: */
 SDP_MIB(RESUME_BAD_FORMAT, "ResumeBadFormat")	/* ... malformed */
 SDP_MIB(RESUME_BAD_CONN, "ResumeBadConn")	/* ... no such connection */

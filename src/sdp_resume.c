@@ -303,6 +303,9 @@ static void sdp_rsm_listen_work(struct work_struct *work)
 	up = !rn->users && rn->state == SDP_RSM_UP;
 	if (up)
 		rn->state = SDP_RSM_DOWN;
+	/* @port stays what the HelloAcks announce meanwhile. */
+	if (want)
+		rn->state = SDP_RSM_MAKING;
 	/* A user's socket holds the namespace until it leaves @conns. */
 	if (want)
 		get_net(rn->net);
@@ -321,9 +324,9 @@ static void sdp_rsm_listen_work(struct work_struct *work)
 		schedule_work(&rn->listen_work);
 	xa_unlock_bh(&rn->conns);
 	if (err) {
-		SDP_INC_STATS(rn->net, SDP_MIB_RESUME_LISTEN_FAILED);
 		net_warn_ratelimited("resume listener at port %u: error %d; connections are made without resume for %u s\n",
 				     port, err, SDP_RSM_RETRY / HZ);
+		SDP_INC_STATS(rn->net, SDP_MIB_RESUME_LISTEN_FAILED);
 	}
 	put_net(rn->net);
 }
@@ -375,12 +378,10 @@ bool sdp_rsm_offer(struct sdp_sock *child, u8 hello_flags,
 	get_random_bytes(child->rsm.secret, sizeof(child->rsm.secret));
 	err = -EBUSY;
 	xa_lock_bh(&rn->conns);
-	if (rn->state == SDP_RSM_FAILED) {
-		if (time_before(jiffies, rn->failed_at + SDP_RSM_RETRY)) {
-			err = -EAGAIN;
-			goto out;
-		}
-		rn->state = SDP_RSM_DOWN;
+	if (rn->state == SDP_RSM_FAILED &&
+	    time_before(jiffies, rn->failed_at + SDP_RSM_RETRY)) {
+		err = -EAGAIN;
+		goto out;
 	}
 	for (tries = 0; tries < SDP_RSM_ID_TRIES && err == -EBUSY; tries++) {
 		conn_id = get_random_u32();
@@ -391,8 +392,17 @@ bool sdp_rsm_offer(struct sdp_sock *child, u8 hello_flags,
 	}
 	if (err)
 		goto out;
-	if (!rn->users++ && rn->state == SDP_RSM_DOWN)
+	/*
+	 * No listener, and none being made: this request has it made, at
+	 * the port set now (after a failure too: the admin may have moved
+	 * it off a port something else holds).
+	 */
+	if (rn->state == SDP_RSM_FAILED ||
+	    (rn->state == SDP_RSM_DOWN && !rn->users)) {
+		rn->state = SDP_RSM_DOWN;
 		rn->port = sdp_sysctl_resume_port(net);
+	}
+	rn->users++;
 	make = rn->state == SDP_RSM_DOWN;
 	child->rsm.passive = true;
 	x->conn_id = cpu_to_be32(conn_id);

@@ -44,6 +44,7 @@ struct sdp_rsm {
 /* struct sdp_rsm_net::state: its listener's */
 enum sdp_rsm_state {
 	SDP_RSM_DOWN,		/* none: listen_work makes it for @users */
+	SDP_RSM_MAKING,		/* listen_work is making it at @port */
 	SDP_RSM_UP,		/* listening at @port */
 	SDP_RSM_FAILED,		/* could not be made at failed_at */
 };
@@ -56,8 +57,9 @@ enum sdp_rsm_state {
  *	but @lid
  * @users: entries of @conns
  * @state: enum sdp_rsm_state
- * @port: the port the listener takes (net.sdp.resume_port when the first
- *	user came) or listens at
+ * @port: the port the listener takes or listens at: net.sdp.resume_port
+ *	when a user came to none (DOWN, or FAILED for SDP_RSM_RETRY), and
+ *	what the HelloAck announces
  * @failed_at: when it could not be made (jiffies), for the retry
  * @lid: the listening CM ids, IPv4's and IPv6's (each family-only: an
  *	iWARP device's listener is a TCP socket, and an IPv4 client of an
