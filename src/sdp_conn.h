@@ -262,6 +262,9 @@ enum {
 	SDP_ZT_RINV,		/* the peer invalidated our advertised key */
 	SDP_ZT_SQ_WAIT,		/* a registration waits for sdp_zc_sq_acked() */
 	SDP_ZT_ASYNC_FILL,	/* sdp_sock::zc_async waits for send ring room */
+	SDP_ZT_SENT,		/* its SrcAvail is posted, its bytes counted
+				 * in sdp_conn::snd_nxt
+				 */
 };
 
 /* struct sdp_zc_rx::flags (SDP_ZR_*): the peer's; sdp_sock::lock */
@@ -437,6 +440,17 @@ struct sdp_zc_rx {
  * @tx_bytes: payload bytes posted and not yet completed, plus @tx_fill
  *	and @tx_unposted
  * @tx_unposted: payload bytes in committed slots not yet posted
+ * @rx_seq: stream bytes received (Data payload, an urgent byte taken
+ *	out of band included, and our RDMA Reads of the peer's
+ *	advertisements once read)
+ * @snd_una: stream bytes sent that the peer has: Data whose send
+ *	completed, and advertised bytes the peer's RdmaRdCompl reported
+ * @snd_nxt: stream bytes sent: Data posted, and the bytes of our posted
+ *	SrcAvail (SDP_ZT_SENT), less what it left unread when it ended
+ *	short (that goes again as Data).  While a SrcAvail is out, nothing
+ *	is committed behind it, so its bytes are the end of the stream.
+ *	Once both ends are idle, @snd_una == @snd_nxt == the peer's
+ *	@rx_seq; a resume compares them (sdp-resume.rst)
  * @abort_sent: when our AbortConn was posted (jiffies)
  * @cm_dreq_at: when our rdma_disconnect() sent a DREQ (SDP_C_CM_DREQ)
  * @qp_flushed: when SDP_C_QP_FLUSHED was set (jiffies)
@@ -507,6 +521,9 @@ struct sdp_conn {
 	u32 tx_max_mseq;
 	u32 tx_bytes;
 	u32 tx_unposted;
+	u64 rx_seq;
+	u64 snd_una;
+	u64 snd_nxt;
 
 	unsigned long abort_sent;
 	unsigned long cm_dreq_at;

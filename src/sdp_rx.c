@@ -636,6 +636,7 @@ static bool sdp_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 byte_len)
 			__sdp_abort(ssk, SDP_ABORT_REASON_DATA, -ECONNRESET);
 			return false;
 		}
+		ssk->conn.rx_seq += payload;
 		b->mid = SDP_MID_DATA;
 		b->len = payload;
 		b->off = 0;

@@ -422,6 +422,10 @@ static int sdp_getsockopt_sdp(struct sdp_sock *ssk, int optname,
 		if (sdp_fb(ssk)) {
 			info.sdpi_transport = SDP_TRANSPORT_TCP;
 			info.sdpi_fallback_reason = sdp_fb_reason(ssk);
+		} else {
+			info.sdpi_rx_seq = ssk->conn.rx_seq;
+			info.sdpi_snd_una = ssk->conn.snd_una;
+			info.sdpi_snd_nxt = ssk->conn.snd_nxt;
 		}
 		spin_unlock_bh(&ssk->lock);
 		return sdp_put_opt(optval, optlen, &info, sizeof(info), len);

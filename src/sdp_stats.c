@@ -66,7 +66,8 @@ static const struct sdp_sock_counter_out {
 
 /*
  * Every field of both uapi structs is a listed counter, but for struct
- * sdp_info's last two (the transport, set by getsockopt()).
+ * sdp_info's last five (the transport and the stream positions, set by
+ * getsockopt()).
  */
 static_assert(offsetof(struct sdp_info, sdpi_transport) ==
 	      SDP_SOCK_NR_COUNTERS * sizeof(__u64));

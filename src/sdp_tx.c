@@ -489,7 +489,10 @@ again:
 		ssk->conn.rx_data_run = 0;	/* our turn to talk (sdp_rx_grow_due()) */
 		if (b->mid == SDP_MID_DATA) {
 			ssk->conn.tx_unposted -= len;
+			ssk->conn.snd_nxt += len;
 			sdp_stat_tx_data(ssk, len);
+		} else {
+			sdp_zc_tx_sent(ssk);
 		}
 		if (b->off + len < b->len) {
 			b->part = len;
@@ -793,31 +796,35 @@ static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_sock *ssk = cq->cq_context;
 	struct sdp_buf *b = container_of(wc->wr_cqe, struct sdp_buf, cqe);
+	bool ok = wc->status == IB_WC_SUCCESS;
 	struct sock *sk = &ssk->sk;
 	bool part;
 
 	spin_lock(&ssk->lock);
-	if (wc->status == IB_WC_SUCCESS)
+	if (ok)
 		sdp_rtt_sample(ssk, b);
 	part = ssk->conn.tx_tail == ssk->conn.tx_post &&
 	       test_and_clear_bit(SDP_C_TX_PIECE, &ssk->conn.flags);
 	if (part) {
 		/* A part of slot tx_post: the next may go (sdp_tx_push()). */
 		ssk->conn.tx_bytes -= b->part;
+		ssk->conn.snd_una += ok ? b->part : 0;
 		b->off += b->part;
 	} else {
 		/* Every send posted completes once, flushed or not. */
 		DEBUG_NET_WARN_ON_ONCE(ssk->conn.tx_tail == ssk->conn.tx_post);
 		ssk->conn.tx_tail++;
-		if (b->mid == SDP_MID_DATA)
+		if (b->mid == SDP_MID_DATA) {
 			ssk->conn.tx_bytes -= b->len - b->off;
+			ssk->conn.snd_una += ok ? b->len - b->off : 0;
+		}
 		b->off = 0;
 	}
 	/* Nothing in flight any more: a write held back goes. */
 	if (sdp_tx_release(ssk))
 		sdp_tx_flush(ssk);
 	/* As on the receive side, only a non-flush error is ours to act on. */
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
+	if (!ok && wc->status != IB_WC_WR_FLUSH_ERR &&
 	    !test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		net_warn_ratelimited("send completion error %s\n",
 				     ib_wc_status_msg(wc->status));

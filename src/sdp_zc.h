@@ -67,6 +67,7 @@ size_t sdp_zc_send_async(struct sock *sk, struct msghdr *msg,
 			 struct sk_buff **note);
 unsigned long sdp_zc_async_run(struct sdp_sock *ssk);
 u32 sdp_zc_unsent(const struct sdp_sock *ssk);
+void sdp_zc_tx_sent(struct sdp_sock *ssk);
 
 /* sdp_zc_splice.c */
 bool sdp_zc_gathering(struct sdp_sock *ssk);

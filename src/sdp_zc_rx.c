@@ -57,6 +57,8 @@ static void sdp_zc_rd_report(struct sdp_sock *ssk)
 	if (WARN_ON_ONCE(!b))
 		return;
 	sa = b->data + sizeof(struct sdp_bsdh);
+	/* Counted before the RdmaRdCompl that lets the peer count it. */
+	ssk->conn.rx_seq += ssk->conn.zc_rx.rd_len;
 	ssk->conn.zc_rx.compl += ssk->conn.zc_rx.rd_len;
 	if (b->off + ssk->conn.zc_rx.rd_len == b->len) {
 		ssk->conn.zc_rx.buf = NULL;
@@ -447,6 +449,7 @@ bool sdp_zc_rx_msg(struct sdp_sock *ssk, struct sdp_buf *b, u32 payload)
 			break;
 		}
 		WRITE_ONCE(ssk->conn.zc_tx.acked, ssk->conn.zc_tx.acked + n);
+		ssk->conn.snd_una += n;
 		if (ssk->zc_async && ssk->conn.zc_tx.acked == ssk->conn.zc_tx.len)
 			sdp_queue_work(ssk);
 		sdp_sock_wake(ssk, TASK_NORMAL);

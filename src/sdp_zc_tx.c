@@ -104,6 +104,34 @@ static void sdp_zc_tx_ended(struct sdp_sock *ssk)
 	zt->hold_until = get_jiffies_64() + SDP_ZC_HOLD;
 }
 
+/*
+ * Our SrcAvail is posted: its bytes are sent, as far as the stream
+ * position goes (sdp_conn::snd_nxt).  ssk->lock held.
+ */
+void sdp_zc_tx_sent(struct sdp_sock *ssk)
+{
+	lockdep_assert_held(&ssk->lock);
+	ssk->conn.snd_nxt += ssk->conn.zc_tx.len;
+	set_bit(SDP_ZT_SENT, &ssk->conn.zc_tx.flags);
+}
+
+/*
+ * Our advertisement is over: what the peer did not read goes again as
+ * Data, so it is no longer sent (sdp_conn::snd_nxt).  lock_sock() and
+ * ssk->lock held.
+ */
+static void sdp_zc_tx_clear(struct sdp_sock *ssk)
+{
+	struct sdp_zc_tx *zt = &ssk->conn.zc_tx;
+
+	sdp_zc_tx_ended(ssk);
+	if (test_and_clear_bit(SDP_ZT_SENT, &zt->flags))
+		ssk->conn.snd_nxt -= zt->len - zt->acked;
+	zt->len = 0;
+	zt->acked = 0;
+	clear_bit(SDP_ZT_CANCEL_WANT, &zt->flags);
+}
+
 /* Are our advertisements held (sdp_zc_tx_ended())?  lock_sock() held. */
 bool sdp_zc_held(struct sdp_sock *ssk)
 {
@@ -334,6 +362,7 @@ static int sdp_zc_advertise(struct sdp_sock *ssk, struct ib_mr *mr, u32 len)
 	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
 	clear_bit(SDP_ZT_CANCEL_SENT, &ssk->conn.zc_tx.flags);
 	clear_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
+	clear_bit(SDP_ZT_SENT, &ssk->conn.zc_tx.flags);
 	SDP_SK_INC(ssk, SRCAVAIL_TX);
 	sdp_tx_try_control(ssk);
 	return 0;
@@ -453,10 +482,7 @@ size_t sdp_zc_send(struct sock *sk, struct msghdr *msg, long *timeo,
 	rinv = test_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
 	if (test_bit(SDP_ZT_SENDSM, &ssk->conn.zc_tx.flags) || stalled)
 		*fallback = true;
-	sdp_zc_tx_ended(ssk);
-	ssk->conn.zc_tx.len = 0;
-	ssk->conn.zc_tx.acked = 0;
-	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
+	sdp_zc_tx_clear(ssk);
 	if (acked)
 		sdp_stat_zcopy_tx(ssk, acked);
 	if (acked < len)
@@ -678,10 +704,7 @@ static bool sdp_zc_async_advert_end(struct sdp_sock *ssk,
 	spin_lock_bh(&ssk->lock);
 	za->acked = ssk->conn.zc_tx.acked;
 	rinv = test_bit(SDP_ZT_RINV, &ssk->conn.zc_tx.flags);
-	sdp_zc_tx_ended(ssk);
-	ssk->conn.zc_tx.len = 0;
-	ssk->conn.zc_tx.acked = 0;
-	clear_bit(SDP_ZT_CANCEL_WANT, &ssk->conn.zc_tx.flags);
+	sdp_zc_tx_clear(ssk);
 	if (za->acked)
 		sdp_stat_zcopy_tx(ssk, za->acked);
 	if (za->acked < za->len)

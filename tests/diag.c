@@ -483,6 +483,54 @@ static void test_sock_diag_known_sockets(void)
 	free(d);
 }
 
+/* The ring size connections start with, as the suite found it. */
+static char rx_init_default[32];
+
+/*
+ * The stream positions a resume compares (sdp-resume.rst): the bytes
+ * each end sent, had acknowledged and received, whatever the messages
+ * were.  Both directions, an urgent byte taken out of band (a byte of
+ * the stream, though no in-band read returns it), once with whole
+ * receive rings and once with rings that start small (the first sends
+ * go in parts to the peer's small buffers).  A new connection starts
+ * again from 0.
+ */
+static void test_stream_position(void)
+{
+	static const char path[] = "/proc/sys/net/sdp/rx_init_bufs";
+	const size_t n = 100000, m = 3000;
+	struct sockaddr_storage addr;
+	struct pollfd p;
+	int round, l, c, s;
+	char oob = 0;
+
+	for (round = 0; round < 2; round++) {
+		/* tap_main() puts net.sdp.* back after the test. */
+		if (round == 1)
+			CHECK(!write_file(path, rx_init_default),
+			      "setting %s to %s", path, rx_init_default);
+		l = listener_pair(&addr, 5, &c, &s);
+		expect_stream_pos("new client", c, 0, 0);
+		expect_stream_pos("new server", s, 0, 0);
+		send_bytes(c, n);
+		CHECK(send(c, "!", 1, MSG_OOB) == 1, "send MSG_OOB: %s",
+		      strerror(errno));
+		send_bytes(s, m);
+		recv_bytes(s, n);
+		p = (struct pollfd){ .fd = s, .events = POLLPRI };
+		CHECK(poll(&p, 1, WAIT_MS) == 1 && (p.revents & POLLPRI),
+		      "no urgent data within %d ms", WAIT_MS);
+		CHECK(recv(s, &oob, 1, MSG_OOB) == 1 && oob == '!',
+		      "recv MSG_OOB: %s, byte %d", strerror(errno), oob);
+		recv_bytes(c, m);
+		expect_stream_pos("client", c, n + 1, m);
+		expect_stream_pos("server", s, m, n + 1);
+		close(c);
+		close(s);
+		close(l);
+	}
+}
+
 /* CPUs the guest could have: Soft-RoCE has one completion vector each. */
 static int possible_cpus(void)
 {
@@ -836,6 +884,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_proc_net_sdp_uid),
 	TAP_TEST(test_proc_net_sdp_ipv6),
 	TAP_TEST(test_sock_diag_known_sockets),
+	TAP_TEST(test_stream_position),
 	TAP_TEST(test_sock_diag_many_sockets),
 	TAP_TEST(test_comp_vectors_spread),
 	TAP_TEST(test_netns_separate_listing_and_stats),
@@ -853,14 +902,14 @@ static const struct tap_test tests[] = {
 int main(int argc, char **argv)
 {
 	static const char path[] = "/proc/sys/net/sdp/rx_init_bufs";
-	char rx_init[32];
 	bool whole;
 	int ret;
 
-	whole = read_file(path, rx_init, sizeof(rx_init)) == 0 &&
+	whole = read_file(path, rx_init_default,
+			  sizeof(rx_init_default)) == 0 &&
 		write_file(path, "16") == 0;
 	ret = tap_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 	if (whole)
-		write_file(path, rx_init);
+		write_file(path, rx_init_default);
 	return ret;
 }

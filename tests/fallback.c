@@ -85,21 +85,12 @@ static int sdp_socket(int on, int flags)
 	return fd;
 }
 
-static void sdp_info_of(int fd, struct sdp_info *info)
-{
-	socklen_t len = sizeof(*info);
-
-	memset(info, 0, sizeof(*info));
-	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, info, &len));
-	CHECK(len == sizeof(*info), "SDP_INFO: %u bytes", len);
-}
-
 /* @fd uses TCP, fallen back for @why; SDP if @why is SDP_FB_NONE. */
 static void check_fallen_back(int fd, unsigned int why)
 {
 	struct sdp_info info;
 
-	sdp_info_of(fd, &info);
+	info = sdp_info_of(fd);
 	CHECK(info.sdpi_transport ==
 	      (why ? SDP_TRANSPORT_TCP : SDP_TRANSPORT_SDP),
 	      "transport %u, reason %u", info.sdpi_transport,
@@ -418,7 +409,7 @@ static void test_fallback_not_needed(void)
 	CHECK(connect(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0,
 	      "connect: %s", strerror(errno));
 	s = net_accept(l, WAIT_MS);
-	sdp_info_of(fd, &info);
+	info = sdp_info_of(fd);
 	CHECK(info.sdpi_transport == SDP_TRANSPORT_SDP &&
 	      info.sdpi_fallback_reason == SDP_FB_NONE,
 	      "transport %u, reason %u over SDP", info.sdpi_transport,

@@ -570,16 +570,6 @@ static void *zsend_fn(void *arg)
 	return NULL;
 }
 
-static struct sdp_info sdp_info_of(int fd)
-{
-	struct sdp_info info;
-	socklen_t len = sizeof(info);
-
-	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len));
-	CHECK(len == sizeof(info), "SDP_INFO: %u bytes", (unsigned int)len);
-	return info;
-}
-
 /*
  * One 64 KiB zero-copy send of the module read by the peer, reported by
  * an RdmaRdCompl that is a SEND with Invalidate of the key if @inv.

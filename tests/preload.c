@@ -103,7 +103,7 @@ static bool is_sdp_socket(int fd)
 }
 
 /* ... SDP_INFO of one; the transport 0 (SDP) and no reason if none. */
-static void sdp_info_of(int fd, struct sdp_info *info)
+static void any_info_of(int fd, struct sdp_info *info)
 {
 	socklen_t len = sizeof(*info);
 
@@ -118,7 +118,7 @@ static bool is_sdp(int fd)
 
 	if (!is_sdp_socket(fd))
 		return false;
-	sdp_info_of(fd, &info);
+	any_info_of(fd, &info);
 	return info.sdpi_transport == SDP_TRANSPORT_SDP;
 }
 
@@ -155,7 +155,7 @@ static void check_both_fallback(int fd, unsigned int why)
 		return;
 	}
 	H(is_sdp_socket(fd), "not the module's fallback: a TCP socket");
-	sdp_info_of(fd, &info);
+	any_info_of(fd, &info);
 	H(info.sdpi_transport == SDP_TRANSPORT_TCP &&
 	  (info.sdpi_fallback_reason == why ||
 	   ((why == SDP_FB_REJECTED || why == SDP_FB_IWARP) &&

@@ -43,13 +43,7 @@ static void need_sdp(void)
 
 static struct sdp_info info(int fd)
 {
-	struct sdp_info si;
-	socklen_t len = sizeof(si);
-
-	memset(&si, 0xff, sizeof(si));
-	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, &si, &len));
-	CHECK(len == sizeof(si), "SDP_INFO length %u", len);
-	return si;
+	return sdp_info_of(fd);
 }
 
 static bool no_pinned_pages(void *arg)
@@ -384,6 +378,12 @@ static void test_mixed_integrity(void)
 	      "SendSM: %llu sent, %llu received",
 	      (unsigned long long)si.sdpi_sendsm_tx,
 	      (unsigned long long)ci.sdpi_sendsm_rx);
+	/*
+	 * Both paths and the declined advertisements (counted sent only
+	 * as far as they were read) come to one stream position.
+	 */
+	expect_stream_pos("sender", c, total, 0);
+	expect_stream_pos("receiver", s, 0, total);
 	free(buf);
 	close(c);
 	close(s);
@@ -1469,6 +1469,8 @@ static void test_msg_zerocopy_nonblocking(void)
 	      (unsigned long long)si.sdpi_zcopy_tx_bytes, total);
 	CHECK(zc_note_read(c, &n) == -EAGAIN, "a notification beyond id %u",
 	      ids - 1);
+	expect_stream_pos("sender", c, total, 0);
+	expect_stream_pos("receiver", s, 0, total);
 	expect_unpinned();
 	free(buf);
 	close(c);
@@ -1511,6 +1513,9 @@ static void test_msg_zerocopy_nonblocking_declined(void)
 	      "%llu SrcAvail, %llu bytes zero-copy; expected 1 declined",
 	      (unsigned long long)info(c).sdpi_srcavail_tx,
 	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes);
+	/* The declined advertisement's bytes count once, as Data. */
+	expect_stream_pos("sender", c, k + 1000, 0);
+	expect_stream_pos("receiver", s, 0, k + 1000);
 	expect_unpinned();
 	free(buf);
 	close(c);
@@ -1890,6 +1895,8 @@ static void test_sendfile_zerocopy(void)
 	CHECK(wait_until(spliced_at_least, &zc, WAIT_MS),
 	      "ZcopyTxSplicedBytes +%lld, the socket's zero-copy bytes +%lld",
 	      sdp_stat("ZcopyTxSplicedBytes") - spliced0, zc);
+	expect_stream_pos("sender", c, 2 * len + 1000, 0);
+	expect_stream_pos("receiver", s, 0, 2 * len + 1000);
 	close(c);
 	close(s);
 	close(fd);

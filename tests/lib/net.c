@@ -600,3 +600,50 @@ int zc_note_read(int fd, struct zc_note *n)
 	n->code = ee->ee_code;
 	return 0;
 }
+
+/* The last send of a transfer completes once the peer's RC ACK came. */
+#define STREAM_POS_WAIT_MS	10000
+
+struct sdp_info sdp_info_of(int fd)
+{
+	struct sdp_info info;
+	socklen_t len = sizeof(info);
+
+	memset(&info, 0xff, sizeof(info));
+	CHECK_OK(getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len));
+	CHECK(len == sizeof(info), "SDP_INFO gave %u bytes", len);
+	return info;
+}
+
+struct acked {
+	int fd;
+	uint64_t want;
+};
+
+/* Has the socket of @arg (a struct acked) all it sent acknowledged? */
+static bool all_acked(void *arg)
+{
+	const struct acked *a = arg;
+
+	return sdp_info_of(a->fd).sdpi_snd_una == a->want;
+}
+
+void expect_stream_pos(const char *who, int fd, uint64_t sent,
+		       uint64_t received)
+{
+	struct acked a = { .fd = fd, .want = sent };
+	struct sdp_info i;
+
+	CHECK(wait_until(all_acked, &a, STREAM_POS_WAIT_MS),
+	      "%s: %llu bytes sent, %llu acknowledged after %d ms", who,
+	      (unsigned long long)sent,
+	      (unsigned long long)sdp_info_of(fd).sdpi_snd_una, STREAM_POS_WAIT_MS);
+	i = sdp_info_of(fd);
+	CHECK(i.sdpi_snd_nxt == sent && i.sdpi_snd_una == sent &&
+	      i.sdpi_rx_seq == received,
+	      "%s: snd_nxt %llu snd_una %llu rx_seq %llu, want %llu %llu %llu",
+	      who, (unsigned long long)i.sdpi_snd_nxt,
+	      (unsigned long long)i.sdpi_snd_una,
+	      (unsigned long long)i.sdpi_rx_seq, (unsigned long long)sent,
+	      (unsigned long long)sent, (unsigned long long)received);
+}

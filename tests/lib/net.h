@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <linux/sdp.h>
 
 /* AF_INET_SDP, or AF_INET if SDP_TEST_FAMILY=tcp. */
 int test_family(void);
@@ -162,5 +163,15 @@ void sleep_ms_poll(int ms);
 
 /* SDP_TEST_BYTES (with an optional K, M or G suffix), or @dflt. */
 size_t test_bytes(size_t dflt);
+
+/* getsockopt(SDP_INFO) of @fd, of the full length. */
+struct sdp_info sdp_info_of(int fd);
+/*
+ * The stream positions of @fd (SDP_INFO), once what it sent is
+ * acknowledged (within 10 s): @sent bytes sent and acknowledged,
+ * @received received.  @who names the end in the diagnostic.
+ */
+void expect_stream_pos(const char *who, int fd, uint64_t sent,
+		       uint64_t received);
 
 #endif /* SDP_TEST_NET_H */

@@ -152,8 +152,19 @@ enum sdp_fallback_reason {
  *	peer's credits
  * @sdpi_transport: enum sdp_transport
  * @sdpi_fallback_reason: enum sdp_fallback_reason
+ * @sdpi_rx_seq: stream bytes received from the peer on this connection
+ *	(Data payload and bytes we RDMA-read), an urgent byte taken out of
+ *	band included
+ * @sdpi_snd_una: stream bytes sent that the peer has (Data whose send
+ *	completed, advertised bytes the peer reported read)
+ * @sdpi_snd_nxt: stream bytes sent (Data posted, and the bytes of an
+ *	outstanding advertisement; an advertisement that ended short counts
+ *	only what was read, the rest is sent again as Data)
  *
- * The counters are the same as sock_diag's struct sdp_diag_stats.
+ * The counters are the same as sock_diag's struct sdp_diag_stats.  The
+ * three stream positions start at 0 with each connection; when both ends
+ * are idle, the sender's @sdpi_snd_una and @sdpi_snd_nxt equal the
+ * receiver's @sdpi_rx_seq (Documentation/networking/sdp-resume.rst).
  */
 struct sdp_info {
 	__u64 sdpi_bcopy_tx_bytes;
@@ -179,6 +190,9 @@ struct sdp_info {
 	__u64 sdpi_credit_stalls;
 	__u32 sdpi_transport;
 	__u32 sdpi_fallback_reason;
+	__u64 sdpi_rx_seq;
+	__u64 sdpi_snd_una;
+	__u64 sdpi_snd_nxt;
 };
 
 #endif /* _UAPI_LINUX_SDP_H */
