@@ -66,22 +66,30 @@ static_assert(SDP_BUF_SMALL < SDP_BUF_SIZE);
 /* Timeouts are the net.sdp sysctls: sdp_sysctl_*() in sdp_net.h. */
 
 /**
- * struct sdp_buf - a message buffer, DMA-mapped once for its lifetime
+ * struct sdp_buf - a message buffer and its DMA mapping
  * @cqe: completion entry of the work request that uses the buffer
  * @data: the kernel mapping of @size bytes
- * @dma: its DMA address
+ * @dma: its DMA address for the connection's device, while @mapped
  * @node: entry in sdp_conn::rx_queue while it holds unread data, or in
  *	sdp_conn::rx_retired (a small receive buffer no longer posted)
  * @len: rx: payload bytes received, or advertised by a SrcAvail;
  *	tx: bytes after the BSDH
- * @off: rx: bytes of @len already read
+ * @off: rx: bytes of @len already read; tx: payload bytes of a slot sent
+ *	in parts already sent (SDP_C_TX_PIECE)
+ * @part: tx: payload bytes of the part in flight
  * @mid: rx: SDP_MID_DATA or SDP_MID_SRCAVAIL while queued;
  *	tx: the message id the slot carries; ctrl: the one posted
  * @flags: tx: the BSDH flags of the message (SDP_OOB_*)
+ * @mapped: @dma is valid: the buffer is mapped for the connection's
+ *	device (sdp_buf_map()).  The memory and its mapping are apart, so
+ *	that a buffer can outlive the device that last accessed it.
  * @size: bytes of @data: SDP_BUF_SIZE, SDP_BUF_SMALL (a receive ring that
  *	starts small) or SDP_CTRL_SIZE (control); 0 without a buffer
  * @posted: tx and ctrl: when its send was posted (ktime_get_ns()), for
  *	the round-trip time
+ *
+ * A buffer is posted only while mapped.  Its memory (@data, @dma, @size,
+ * @mapped) moves between entries only as a whole (sdp_buf_swap_mem()).
  */
 struct sdp_buf {
 	struct ib_cqe cqe;
@@ -94,6 +102,7 @@ struct sdp_buf {
 	u32 part;
 	u8 mid;
 	u8 flags;
+	bool mapped;
 	u64 posted;
 };
 

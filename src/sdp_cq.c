@@ -67,6 +67,41 @@ struct sdp_buf *sdp_ring_alloc(unsigned int n,
 	return ring;
 }
 
+/*
+ * Map the buffer of @b for @dev, if it has one not mapped yet.
+ * Return: 0, or -ENOMEM (@b stays unmapped).
+ */
+int sdp_buf_map(struct ib_device *dev, struct sdp_buf *b,
+		enum dma_data_direction dir)
+{
+	if (!b->data || b->mapped)
+		return 0;
+	b->dma = ib_dma_map_single(dev, b->data, b->size, dir);
+	if (ib_dma_mapping_error(dev, b->dma))
+		return -ENOMEM;
+	b->mapped = true;
+	return 0;
+}
+
+/* Unmap the buffer of @b from @dev, if mapped; its memory stays. */
+void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *b,
+		   enum dma_data_direction dir)
+{
+	if (!b->mapped)
+		return;
+	ib_dma_unmap_single(dev, b->dma, b->size, dir);
+	b->mapped = false;
+}
+
+/* Exchange the buffers (memory and mapping) of @a and @b. */
+void sdp_buf_swap_mem(struct sdp_buf *a, struct sdp_buf *b)
+{
+	swap(a->data, b->data);
+	swap(a->dma, b->dma);
+	swap(a->size, b->size);
+	swap(a->mapped, b->mapped);
+}
+
 /**
  * sdp_ring_fill() - allocate and DMA-map buffers @from .. @to - 1 of @ring
  * @dev: the device that will access them
@@ -90,13 +125,11 @@ int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 		b->data = kmalloc(size, GFP_KERNEL_ACCOUNT);
 		if (!b->data)
 			goto err;
-		b->dma = ib_dma_map_single(dev, b->data, size, dir);
-		if (ib_dma_mapping_error(dev, b->dma)) {
-			kfree(b->data);
-			b->data = NULL;
+		b->size = size;
+		if (sdp_buf_map(dev, b, dir)) {
+			sdp_buf_free(dev, b, dir);
 			goto err;
 		}
-		b->size = size;
 	}
 	return 0;
 err:
@@ -104,16 +137,31 @@ err:
 	return -ENOMEM;
 }
 
-/* Unmap and free the buffer of @b, if it has one. */
+/*
+ * Unmap (from @dev) and free the buffer of @b, if it has one; an
+ * unmapped buffer needs no device.
+ */
 void sdp_buf_free(struct ib_device *dev, struct sdp_buf *b,
 		  enum dma_data_direction dir)
 {
 	if (!b->data)
 		return;
-	ib_dma_unmap_single(dev, b->dma, b->size, dir);
+	sdp_buf_unmap(dev, b, dir);
 	kfree(b->data);
 	b->data = NULL;
 	b->size = 0;
+}
+
+/* Unmap every mapped buffer of @ring (@n entries) from @dev; they stay. */
+void sdp_ring_unmap(struct ib_device *dev, struct sdp_buf *ring,
+		    unsigned int n, enum dma_data_direction dir)
+{
+	unsigned int i;
+
+	if (!ring)
+		return;
+	for (i = 0; i < n; i++)
+		sdp_buf_unmap(dev, &ring[i], dir);
 }
 
 /* Unmap and free the buffers @from .. @to - 1 of @ring that have one. */

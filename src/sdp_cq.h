@@ -23,8 +23,15 @@ struct sdp_buf *sdp_ring_alloc(unsigned int n,
 int sdp_ring_fill(struct ib_device *dev, struct sdp_buf *ring,
 		  unsigned int from, unsigned int to, size_t size,
 		  enum dma_data_direction dir);
+int sdp_buf_map(struct ib_device *dev, struct sdp_buf *b,
+		enum dma_data_direction dir);
+void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *b,
+		   enum dma_data_direction dir);
+void sdp_buf_swap_mem(struct sdp_buf *a, struct sdp_buf *b);
 void sdp_buf_free(struct ib_device *dev, struct sdp_buf *b,
 		  enum dma_data_direction dir);
+void sdp_ring_unmap(struct ib_device *dev, struct sdp_buf *ring,
+		    unsigned int n, enum dma_data_direction dir);
 void sdp_ring_drain(struct ib_device *dev, struct sdp_buf *ring,
 		    unsigned int from, unsigned int to,
 		    enum dma_data_direction dir);

@@ -109,11 +109,19 @@ int sdp_rx_ring_alloc(struct sdp_sock *ssk, unsigned int n)
 	return 0;
 }
 
+/*
+ * Unmapped first, then freed: the buffers' memory is apart from their
+ * mapping (struct sdp_buf).
+ */
 void sdp_rx_ring_free(struct sdp_sock *ssk)
 {
+	struct ib_device *dev = ssk->conn.sdev->ibdev;
+
 	/* Retired buffers are ring entries: the list goes with the ring. */
 	INIT_LIST_HEAD(&ssk->conn.rx_retired);
-	sdp_ring_free(ssk->conn.sdev->ibdev, ssk->conn.rx_ring, ssk->conn.rx_slots,
+	sdp_ring_unmap(dev, ssk->conn.rx_ring, ssk->conn.rx_slots,
+		       DMA_FROM_DEVICE);
+	sdp_ring_free(NULL, ssk->conn.rx_ring, ssk->conn.rx_slots,
 		      DMA_FROM_DEVICE);
 	ssk->conn.rx_ring = NULL;
 	ssk->conn.rx_alloc = 0;
@@ -149,6 +157,7 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 			sdp_queue_work(ssk);
 		return 0;
 	}
+	DEBUG_NET_WARN_ON_ONCE(!b->mapped);
 	ib_dma_sync_single_for_device(ssk->conn.sdev->ibdev, b->dma, b->size,
 				      DMA_FROM_DEVICE);
 	err = ib_post_recv(ssk->conn.qp, &wr, NULL);
@@ -238,9 +247,7 @@ static int sdp_rx_buf_alloc(struct sdp_sock *ssk, struct sdp_buf *b, u32 size)
 	if (err)
 		return err;
 	sdp_buf_free(ssk->conn.sdev->ibdev, b, DMA_FROM_DEVICE);
-	b->data = nb.data;
-	b->dma = nb.dma;
-	b->size = nb.size;
+	sdp_buf_swap_mem(b, &nb);
 	return 0;
 }
 

@@ -133,9 +133,7 @@ static bool sdp_tx_slot_borrow(struct sdp_sock *ssk, unsigned int i)
 		if ((j - ssk->conn.tx_tail % ssk->conn.tx_count + ssk->conn.tx_count) %
 		    ssk->conn.tx_count < used || !b->data)
 			continue;
-		swap(d->data, b->data);
-		swap(d->dma, b->dma);
-		swap(d->size, b->size);
+		sdp_buf_swap_mem(d, b);
 		return true;
 	}
 	return false;
@@ -244,12 +242,15 @@ unsigned long sdp_tx_ring_idle(struct sdp_sock *ssk)
 	return 0;
 }
 
+/* Unmapped first, then freed, as the receive ring (sdp_rx_ring_free()). */
 void sdp_tx_ring_free(struct sdp_sock *ssk)
 {
 	struct ib_device *dev = ssk->conn.sdev->ibdev;
 
-	sdp_ring_free(dev, ssk->conn.tx_ring, ssk->conn.tx_slots, DMA_TO_DEVICE);
-	sdp_ring_free(dev, ssk->conn.ctrl_ring, SDP_CTRL_BUFS, DMA_TO_DEVICE);
+	sdp_ring_unmap(dev, ssk->conn.tx_ring, ssk->conn.tx_slots, DMA_TO_DEVICE);
+	sdp_ring_unmap(dev, ssk->conn.ctrl_ring, SDP_CTRL_BUFS, DMA_TO_DEVICE);
+	sdp_ring_free(NULL, ssk->conn.tx_ring, ssk->conn.tx_slots, DMA_TO_DEVICE);
+	sdp_ring_free(NULL, ssk->conn.ctrl_ring, SDP_CTRL_BUFS, DMA_TO_DEVICE);
 	ssk->conn.tx_ring = NULL;
 	ssk->conn.ctrl_ring = NULL;
 	ssk->conn.tx_alloc = 0;
@@ -323,6 +324,7 @@ int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off, u32 len,
 		wr.opcode = IB_WR_SEND_WITH_INV;
 		wr.ex.invalidate_rkey = *inv;
 	}
+	DEBUG_NET_WARN_ON_ONCE(!b->mapped);
 	b->posted = ktime_get_ns();
 	ib_dma_sync_single_for_device(ssk->conn.sdev->ibdev, b->dma + off, len,
 				      DMA_TO_DEVICE);
@@ -629,9 +631,7 @@ bool sdp_tx_idle(const struct sdp_sock *ssk)
 /* Exchange the buffers (and what they hold) of two unposted slots. */
 static void sdp_tx_slot_swap(struct sdp_buf *a, struct sdp_buf *b)
 {
-	swap(a->data, b->data);
-	swap(a->dma, b->dma);
-	swap(a->size, b->size);
+	sdp_buf_swap_mem(a, b);
 	swap(a->len, b->len);
 	swap(a->off, b->off);
 	swap(a->mid, b->mid);
