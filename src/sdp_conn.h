@@ -453,7 +453,8 @@ struct sdp_zc_rx {
  *	out of band included, and our RDMA Reads of the peer's
  *	advertisements once read)
  * @snd_una: stream bytes sent that the peer has: Data whose send
- *	completed, and advertised bytes the peer's RdmaRdCompl reported
+ *	completed (over iWARP: that the local TCP took), and advertised
+ *	bytes the peer's RdmaRdCompl reported
  * @snd_nxt: stream bytes sent: Data posted, and the bytes of our posted
  *	SrcAvail (SDP_ZT_SENT), less what it left unread when it ended
  *	short (that goes again as Data).  While a SrcAvail is out, nothing

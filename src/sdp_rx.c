@@ -157,7 +157,8 @@ static int sdp_post_recv(struct sdp_sock *ssk, struct sdp_buf *b)
 			sdp_queue_work(ssk);
 		return 0;
 	}
-	DEBUG_NET_WARN_ON_ONCE(!b->mapped);
+	if (WARN_ON_ONCE(!b->mapped))
+		return -EIO;
 	ib_dma_sync_single_for_device(ssk->conn.sdev->ibdev, b->dma, b->size,
 				      DMA_FROM_DEVICE);
 	err = ib_post_recv(ssk->conn.qp, &wr, NULL);

@@ -324,7 +324,8 @@ int sdp_post_send(struct sdp_sock *ssk, struct sdp_buf *b, u32 off, u32 len,
 		wr.opcode = IB_WR_SEND_WITH_INV;
 		wr.ex.invalidate_rkey = *inv;
 	}
-	DEBUG_NET_WARN_ON_ONCE(!b->mapped);
+	if (WARN_ON_ONCE(!b->mapped))
+		return -EIO;
 	b->posted = ktime_get_ns();
 	ib_dma_sync_single_for_device(ssk->conn.sdev->ibdev, b->dma + off, len,
 				      DMA_TO_DEVICE);

@@ -579,6 +579,10 @@ static void test_slow_reads_go_buffered(void)
 	else
 		tap_diag("reads of %llu bytes on average, no longer than a probe's %u: the probe does not show in the count",
 			 (unsigned long long)(len / reads_clean), ZC_PROBE_LEN);
+	/* Declined and backed-off advertisements: each byte counts once. */
+	sa = info(c).sdpi_zcopy_tx_bytes + info(c).sdpi_bcopy_tx_bytes;
+	expect_stream_pos("sender", c, sa, 0);
+	expect_stream_pos("receiver", s, 0, sa);
 	close(c);
 	close(s);
 	expect_unpinned();
@@ -1565,6 +1569,9 @@ static void test_msg_zerocopy_nonblocking_stalled(void)
 	CHECK(info(c).sdpi_zcopy_tx_bytes == 0,
 	      "%llu bytes zero-copy of a declined advertisement",
 	      (unsigned long long)info(c).sdpi_zcopy_tx_bytes);
+	/* The cancelled advertisement's bytes count once, as Data. */
+	expect_stream_pos("sender", c, k, 0);
+	expect_stream_pos("receiver", s, 0, k);
 	expect_unpinned();
 	free(buf);
 	close(c);

@@ -156,7 +156,9 @@ enum sdp_fallback_reason {
  *	(Data payload and bytes we RDMA-read), an urgent byte taken out of
  *	band included
  * @sdpi_snd_una: stream bytes sent that the peer has (Data whose send
- *	completed, advertised bytes the peer reported read)
+ *	completed, advertised bytes the peer reported read).  Over iWARP a
+ *	send completes once the local TCP took it, so there it may run
+ *	ahead of what the peer received
  * @sdpi_snd_nxt: stream bytes sent (Data posted, and the bytes of an
  *	outstanding advertisement; an advertisement that ended short counts
  *	only what was read, the rest is sent again as Data)
