@@ -91,6 +91,34 @@ void sdp_conn_fatal(struct sdp_sock *ssk, const char *what)
 	sdp_queue_work(ssk);
 }
 
+/**
+ * sdp_conn_qp_error() - fault injection: our QP fails (sdp_fault.c)
+ * @ssk: the socket
+ * @port: its local port, as the caller matched it without the lock
+ *
+ * The QP of a live connection (not aborted or disconnected) goes to the
+ * error state as if the device had given up on it; what follows is the
+ * module's own handling of a failed QP.
+ *
+ * Return: 0, or -ENOENT if the socket has no live connection (any more)
+ * at @port, or the error of ib_modify_qp().
+ */
+int sdp_conn_qp_error(struct sdp_sock *ssk, __be16 port)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	const struct sockaddr_in *sin = (void *)&ssk->saddr;
+	int err = -ENOENT;
+
+	lock_sock(&ssk->sk);
+	if (test_bit(SDP_C_QP, &ssk->conn.flags) && ssk->conn.qp &&
+	    !test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
+	    !test_bit(SDP_C_CM_DISCONNECT, &ssk->conn.flags) &&
+	    sin->sin_port == port)
+		err = ib_modify_qp(ssk->conn.qp, &attr, IB_QP_STATE);
+	release_sock(&ssk->sk);
+	return err;
+}
+
 /*
  * Asynchronous events of the QP, in whatever context the device reports
  * them (interrupt, softirq).  COMM_EST: the passive side's QP received a

@@ -570,5 +570,6 @@ int sdp_conn_quiesce(struct sock *sk, long timeo);
 int sdp_conn_renew(struct sdp_sock *ssk);
 struct rdma_cm_id *sdp_conn_detach(struct sdp_sock *ssk);
 void sdp_conn_fatal(struct sdp_sock *ssk, const char *what);
+int sdp_conn_qp_error(struct sdp_sock *ssk, __be16 port);
 
 #endif /* _SDP_CONN_H */

@@ -45,13 +45,26 @@
  *	advertisements for a while (tests/zcopy.c,
  *	test_slow_reads_go_buffered).  The read itself is not delayed.
  *
+ *   /sys/kernel/debug/sdp/qp_error (write only: a local port, 1..65535)
+ *	the QP of each live SDP connection (not aborted or disconnected) of
+ *	the writer's network namespace whose local port is that one, up to
+ *	SDP_SCAN_BATCH of them, goes to the error state, as when the device
+ *	gives up on it: its work requests complete flushed, it takes no more
+ *	traffic, and the peer's sends to it go unanswered.  Over InfiniBand
+ *	and RoCE the connection's CM path still works; over iWARP the QP's
+ *	TCP stream closes with it.  A port with no such connection fails
+ *	the write with ENOENT (tests/resume.c, test_qp_error_not_resumable).
+ *
  * Without CONFIG_DEBUG_FS there are no files and nothing fails.
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/in.h>
 #include <linux/jiffies.h>
 
+#include "sdp.h"
+#include "sdp_conn.h"
 #include "sdp_fault.h"
 
 bool sdp_fail_rx_alloc;
@@ -72,6 +85,52 @@ void sdp_fault_removal_wait(void)
 		usleep_range(20, 50);
 }
 
+struct sdp_fault_qp {
+	const struct net *net;
+	__be16 port;
+	int err;
+};
+
+/* Under the socket list lock: a connection with a QP at that port. */
+static bool sdp_fault_qp_match(struct sdp_sock *ssk, void *arg)
+{
+	const struct sdp_fault_qp *q = arg;
+	const struct sockaddr_in *sin = (void *)&ssk->saddr;
+
+	return net_eq(sock_net(&ssk->sk), q->net) &&
+	       test_bit(SDP_C_QP, &ssk->conn.flags) &&
+	       /*
+		* sin_port is sin6_port, written under lock_sock(): a hint
+		* here, checked again under it (sdp_conn_qp_error()).
+		*/
+	       data_race(sin->sin_port) == q->port;
+}
+
+/* q->err: 0 once one failed, else the first error other than ENOENT. */
+static void sdp_fault_qp_fail(struct sdp_sock *ssk, void *arg)
+{
+	struct sdp_fault_qp *q = arg;
+	int err = sdp_conn_qp_error(ssk, q->port);
+
+	if (!err || q->err == -ENOENT)
+		q->err = err;
+}
+
+static int sdp_fault_qp_error_set(void *data, u64 val)
+{
+	struct sdp_fault_qp q = { .net = current->nsproxy->net_ns,
+				  .err = -ENOENT };
+
+	if (!val || val > U16_MAX)
+		return -EINVAL;
+	q.port = htons(val);
+	sdp_sock_scan(sdp_fault_qp_match, sdp_fault_qp_fail, &q);
+	return q.err;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(sdp_fault_qp_error_fops, NULL,
+			 sdp_fault_qp_error_set, "%llu\n");
+
 static struct dentry *sdp_debugfs;
 
 void sdp_fault_init(void)
@@ -87,6 +146,8 @@ void sdp_fault_init(void)
 			   &sdp_release_delay_ms);
 	debugfs_create_u32("zc_read_delay_ms", 0600, sdp_debugfs,
 			   &sdp_zc_read_delay_ms);
+	debugfs_create_file_unsafe("qp_error", 0200, sdp_debugfs, NULL,
+				   &sdp_fault_qp_error_fops);
 }
 
 void sdp_fault_exit(void)

@@ -15,7 +15,10 @@
  *     wrong tag, the right tag from an address the peer never announced,
  *     a malformed one) are refused with the one ResumeRefused answer and
  *     counted by reason, and the connection they name still carries
- *     data both ways.
+ *     data both ways;
+ *   - without the capability, a connection whose QP fails (the debugfs
+ *     fault injection, sdp_fault.c) ends with ECONNRESET at both ends,
+ *     as before resumes existed.
  *
  * The tags are SipHash-2-4, computed here as the module does (checked
  * against the algorithm's published test vector first).
@@ -540,11 +543,92 @@ static void test_resume_listen_failed(void)
 	resume_restore();
 }
 
+/* ---- A failed QP --------------------------------------------------- */
+
+#define QP_ERROR	"/sys/kernel/debug/sdp/qp_error"
+
+/* Fail the QP of the connection at local port @port (sdp_fault.c). */
+static int qp_error(unsigned int port)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", port);
+	return write_file(QP_ERROR, v);
+}
+
+static unsigned int local_port(int fd)
+{
+	struct sockaddr_storage ss;
+
+	local_addr(fd, &ss);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* The connection of @fd ended with a reset: the socket says ECONNRESET. */
+static void expect_reset(const char *who, int fd, long long t0)
+{
+	char b;
+	int ev = wait_fd(fd, POLLIN, WAIT_MS);
+
+	CHECK(ev & (POLLERR | POLLHUP),
+	      "%s: no reset within %d ms of the QP failing (poll %#x)", who,
+	      WAIT_MS, ev);
+	tap_diag("%s: reset %lld ms after the QP failed", who, now_ms() - t0);
+	CHECK_ERRNO(recv(fd, &b, 1, MSG_DONTWAIT), ECONNRESET);
+}
+
+/*
+ * Without the resume capability (net.sdp.resume 0, the default), a
+ * connection whose QP fails ends as it did before resumes existed: both
+ * sockets get ECONNRESET, as TCP's do from a reset, within seconds, and
+ * the QP is gone from the fault injection's view (an aborted connection
+ * is not live).  Over InfiniBand and RoCE the end whose QP failed finds
+ * its receive buffers flushed with nothing to explain it, aborts after
+ * the grace a CM event has (1 s) and disconnects (AbortOnCqError); the
+ * peer, disconnected without DisConn or AbortConn, aborts too.  Over
+ * iWARP the failed QP's TCP stream closes with it, so both ends are
+ * disconnected at once (AbortOnCmDisconnect).  The fault injection
+ * itself: a port with no connection, 0 and 65536 are refused.
+ */
+static void test_qp_error_not_resumable(void)
+{
+	const char *why = test_device_iwarp() ? "AbortOnCmDisconnect" :
+						"AbortOnCqError";
+	long long cq0, t0;
+	unsigned int port;
+	int c, s;
+
+	if (access(QP_ERROR, W_OK))
+		tap_skip("no %s (debugfs)", QP_ERROR);
+	if (access(RESUME, F_OK) == 0)
+		CHECK(write_file(RESUME, "0") == 0, "net.sdp.resume=0");
+	net_pair(&c, &s);
+	CHECK(send(c, "ab", 2, 0) == 2 && recv(s, (char[2]){ 0 }, 2,
+						 MSG_WAITALL) == 2,
+	      "no data before the failure: %s", strerror(errno));
+	port = local_port(c);
+	CHECK(qp_error(1) == -ENOENT,
+	      "port 1, without a connection, was not refused");
+	CHECK(qp_error(0) == -EINVAL && qp_error(65536) == -EINVAL,
+	      "ports 0 and 65536 were not refused");
+	cq0 = sdp_stat(why);
+	t0 = now_ms();
+	CHECK(qp_error(port) == 0, "qp_error %u: %s", port, strerror(errno));
+	expect_reset("the end whose QP failed", c, t0);
+	expect_reset("its peer", s, t0);
+	CHECK(sdp_stat(why) - cq0 >= 1, "%s +%lld", why, sdp_stat(why) - cq0);
+	CHECK(qp_error(port) == -ENOENT,
+	      "the failed connection's QP is still there");
+	close(c);
+	close(s);
+}
+
 static const struct tap_test tests[] = {
 	TAP_TEST(test_siphash_vector),
 	TAP_TEST(test_resume_offered),
 	TAP_TEST(test_resume_forged_refused),
 	TAP_TEST(test_resume_listen_failed),
+	TAP_TEST(test_qp_error_not_resumable),
 };
 
 /*
