@@ -2581,10 +2581,15 @@ static void test_abort_qp_waits_for_peer(void)
  * A peer that never answers the disconnect holds the module's QP no
  * longer than its bound (2 s), then the QP goes all the same.  iWARP has
  * no disconnect request to leave unanswered (test_abort_qp_waits_for_peer
- * has what it does).
+ * has what it does).  On the debug kernel the teardown itself takes
+ * seconds (1460 ms after the peer's disconnect in that test, against
+ * 221 ms on Debian's kernels; this one took 4515 ms there on 7 Dec), so
+ * the ceiling is wider there; a QP the bound never freed stays past it
+ * all the same.
  */
 static void test_abort_qp_bounded(void)
 {
+	const int max = kernel_has_kasan() ? 7000 : 4000;
 	long long t0, t;
 	struct peer p;
 
@@ -2592,13 +2597,14 @@ static void test_abort_qp_bounded(void)
 		tap_skip("iWARP: the end of the TCP stream stops the peer's QP, "
 			 "no disconnect request waits for an answer");
 	t0 = abort_module_side(&p);
-	CHECK(wait_until(no_module_qp, &p, 6000),
+	CHECK(wait_until(no_module_qp, &p, max + 2000),
 	      "the module's QP still there %lld ms after its abort",
 	      now_ms() - t0);
 	t = now_ms() - t0;
 	tap_diag("the module's QP went %lld ms after its abort", t);
-	CHECK(t >= 1500 && t <= 4000,
-	      "the module's QP went %lld ms after its abort, expected 2 s", t);
+	CHECK(t >= 1500 && t <= max,
+	      "the module's QP went %lld ms after its abort, expected 2 s (at most %d ms here)",
+	      t, max);
 	peer_teardown(&p);
 }
 
