@@ -39,6 +39,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "sdp.h"
+#include "sdp_dev.h"
 #include "sdp_filter.h"
 #include "sdp_net.h"
 #include "sdp_proto.h"
@@ -350,11 +351,22 @@ void sdp_rsm_net_exit(struct sdp_rsm_net *rn)
 	xa_destroy(&rn->conns);
 }
 
+/*
+ * Not over iWARP: a Send completes there once the local TCP took it, so
+ * snd_una and the send slots retired on completions may be ahead of what
+ * the peer has, and a resume would lose those bytes (sdp-resume.rst,
+ * "Stream positions").  Both sides check, each for its own device.
+ */
+static bool sdp_rsm_possible(const struct sdp_sock *ssk)
+{
+	return sdp_sysctl_resume(sock_net(&ssk->sk)) && !ssk->conn.sdev->iwarp;
+}
+
 /* Active side: our Hello's flag, and whether we offered it. */
 u8 sdp_rsm_hello_flag(struct sdp_sock *ssk)
 {
 	memset(&ssk->rsm, 0, sizeof(ssk->rsm));
-	ssk->rsm.offered = sdp_sysctl_resume(sock_net(&ssk->sk));
+	ssk->rsm.offered = sdp_rsm_possible(ssk);
 	return ssk->rsm.offered ? SDP_HF_RESUME : 0;
 }
 
@@ -372,7 +384,7 @@ bool sdp_rsm_offer(struct sdp_sock *child, u8 hello_flags,
 	int err, tries;
 	u32 conn_id;
 
-	if (!(hello_flags & SDP_HF_RESUME) || !sdp_sysctl_resume(net))
+	if (!(hello_flags & SDP_HF_RESUME) || !sdp_rsm_possible(child))
 		return false;
 	/* Name and secret first: the table makes the child findable. */
 	get_random_bytes(child->rsm.secret, sizeof(child->rsm.secret));
