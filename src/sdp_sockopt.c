@@ -351,12 +351,13 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
  * TCP_INFO: the fields that have an SDP meaning, the rest 0.  A message
  * plays the part of a segment: the MSS is its payload, unacked counts
  * messages posted whose send has not completed, the congestion window is
- * the peer's credits (its posted receive buffers).  No RTT is measured.
+ * the peer's credits (its posted receive buffers), the RTT that of sends
+ * to their completion (sdp_conn::rtt), the bytes acknowledged and
+ * received the stream positions.
  */
 static void sdp_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 {
 	const struct sdp_sock_stats *st = &ssk->stats;
-	u64 in_flight;
 
 	memset(ti, 0, sizeof(*ti));
 	ti->tcpi_state = inet_sk_state_load(&ssk->sk);
@@ -380,12 +381,11 @@ static void sdp_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 	ti->tcpi_rtt = ssk->conn.rtt.srtt8 >> 3;
 	ti->tcpi_rttvar = ssk->conn.rtt.mdev4 >> 2;
 	ti->tcpi_min_rtt = ssk->conn.rtt.srtt8 ? ssk->conn.rtt.min : ~0U;
-	in_flight = ssk->conn.tx_bytes - ssk->conn.tx_fill - ssk->conn.tx_unposted;
 	ti->tcpi_bytes_sent = st->cnt[SDP_SC_BCOPY_TX_BYTES] +
 			      st->cnt[SDP_SC_ZCOPY_TX_BYTES];
-	ti->tcpi_bytes_acked = ti->tcpi_bytes_sent - in_flight;
-	ti->tcpi_bytes_received = st->cnt[SDP_SC_BCOPY_RX_BYTES] +
-				  st->cnt[SDP_SC_ZCOPY_RX_BYTES];
+	/* The stream positions, as TCP's are snd_una and rcv_nxt. */
+	ti->tcpi_bytes_acked = ssk->conn.snd_una;
+	ti->tcpi_bytes_received = ssk->conn.rx_seq;
 	ti->tcpi_data_segs_out = st->cnt[SDP_SC_BCOPY_TX_MSGS] +
 				 st->cnt[SDP_SC_SRCAVAIL_TX];
 	ti->tcpi_data_segs_in = st->cnt[SDP_SC_BCOPY_RX_MSGS] +

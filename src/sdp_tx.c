@@ -726,12 +726,12 @@ static u32 sdp_tx_fill_room(const struct sdp_sock *ssk)
  */
 u32 sdp_tx_notsent(const struct sdp_sock *ssk)
 {
-	u32 n = ssk->conn.tx_unposted + ssk->conn.tx_fill + sdp_zc_unsent(ssk);
+	const struct sdp_zc_tx *zt = &ssk->conn.zc_tx;
+	u32 n;
 
 	lockdep_assert_held(&ssk->lock);
-	const struct sdp_zc_tx *zt = &ssk->conn.zc_tx;
-
-	if (zt->len && (s32)(ssk->conn.tx_post - zt->slot) <= 0)
+	n = ssk->conn.tx_unposted + ssk->conn.tx_fill + sdp_zc_unsent(ssk);
+	if (zt->len && !test_bit(SDP_ZT_SENT, &zt->flags))
 		n += zt->len - zt->acked;
 	return n;
 }

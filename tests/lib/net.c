@@ -17,6 +17,7 @@
 
 #include "net.h"
 #include "tap.h"
+#include "tcpinfo.h"
 #include "util.h"
 
 int test_family(void)
@@ -632,6 +633,7 @@ void expect_stream_pos(const char *who, int fd, uint64_t sent,
 		       uint64_t received)
 {
 	struct acked a = { .fd = fd, .want = sent };
+	struct test_tcp_info ti;
 	struct sdp_info i;
 
 	CHECK(wait_until(all_acked, &a, STREAM_POS_WAIT_MS),
@@ -646,4 +648,13 @@ void expect_stream_pos(const char *who, int fd, uint64_t sent,
 	      (unsigned long long)i.sdpi_snd_una,
 	      (unsigned long long)i.sdpi_rx_seq, (unsigned long long)sent,
 	      (unsigned long long)sent, (unsigned long long)received);
+	/* TCP_INFO's counters are the same positions, as TCP's are. */
+	CHECK_OK(test_tcp_info(fd, &ti));
+	CHECK(ti.bytes_acked == sent && ti.bytes_received == received &&
+	      ti.bytes_sent >= sent,
+	      "%s: TCP_INFO bytes_acked %llu bytes_received %llu bytes_sent %llu, want %llu %llu and at least %llu",
+	      who, (unsigned long long)ti.bytes_acked,
+	      (unsigned long long)ti.bytes_received,
+	      (unsigned long long)ti.bytes_sent, (unsigned long long)sent,
+	      (unsigned long long)received, (unsigned long long)sent);
 }

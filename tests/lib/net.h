@@ -169,7 +169,8 @@ struct sdp_info sdp_info_of(int fd);
 /*
  * The stream positions of @fd (SDP_INFO), once what it sent is
  * acknowledged (within 10 s): @sent bytes sent and acknowledged,
- * @received received.  @who names the end in the diagnostic.
+ * @received received, and TCP_INFO's byte counters agreeing.  @who
+ * names the end in the diagnostic.
  */
 void expect_stream_pos(const char *who, int fd, uint64_t sent,
 		       uint64_t received);
