@@ -194,6 +194,11 @@ void sdp_proc_net_exit(struct net *net)
 #endif /* CONFIG_PROC_FS */
 
 /* The uapi abort reasons are the module's. */
+/* No hole the compiler could leave unset: every byte is a field. */
+static_assert(sizeof(struct sdp_diag_conn) ==
+	      offsetof(struct sdp_diag_conn, snd_nxt) + sizeof(__u64));
+static_assert(offsetof(struct sdp_diag_conn, rx_seq) % sizeof(__u64) == 0);
+
 /* A lockless snapshot: the fields may be from slightly different times. */
 static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 			      struct sdp_diag_conn *c)
@@ -214,6 +219,9 @@ static void sdp_diag_get_conn(const struct sdp_sock *ssk,
 	c->rx_alloc = READ_ONCE(ssk->conn.rx_alloc);
 	c->tx_alloc = READ_ONCE(ssk->conn.tx_alloc);
 	c->mem_pages = READ_ONCE(ssk->mem_pages);
+	c->rx_seq = READ_ONCE(ssk->conn.rx_seq);
+	c->snd_una = READ_ONCE(ssk->conn.snd_una);
+	c->snd_nxt = READ_ONCE(ssk->conn.snd_nxt);
 	if (sdp_fb(ssk)) {
 		c->transport = SDP_TRANSPORT_TCP;
 		c->fallback_reason = sdp_fb_reason(ssk);

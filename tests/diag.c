@@ -497,8 +497,31 @@ static char rx_init_default[32];
  * the stream, though no in-band read returns it), once with whole
  * receive rings and once with rings that start small (the first sends
  * go in parts to the peer's small buffers).  A new connection starts
- * again from 0.
+ * again from 0.  TCP_INFO's byte counters and sock_diag's SDP_DIAG_CONN
+ * show the same positions.
  */
+/* sock_diag's SDP_DIAG_CONN has the positions SDP_INFO has. */
+static void expect_diag_pos(const char *who, int fd)
+{
+	struct sdp_info i = sdp_info_of(fd);
+	struct sdp_diag_sock d[1];
+	int cnt;
+
+	cnt = diag_dump(~0U, inode_of(fd), d, 1);
+	CHECK(cnt == 1 && d[0].has_conn, "%s: %d sockets in the dump", who,
+	      cnt);
+	CHECK(d[0].conn.rx_seq == i.sdpi_rx_seq &&
+	      d[0].conn.snd_una == i.sdpi_snd_una &&
+	      d[0].conn.snd_nxt == i.sdpi_snd_nxt,
+	      "%s: sock_diag rx_seq %llu snd_una %llu snd_nxt %llu, SDP_INFO %llu %llu %llu",
+	      who, (unsigned long long)d[0].conn.rx_seq,
+	      (unsigned long long)d[0].conn.snd_una,
+	      (unsigned long long)d[0].conn.snd_nxt,
+	      (unsigned long long)i.sdpi_rx_seq,
+	      (unsigned long long)i.sdpi_snd_una,
+	      (unsigned long long)i.sdpi_snd_nxt);
+}
+
 static void test_stream_position(void)
 {
 	static const char path[] = "/proc/sys/net/sdp/rx_init_bufs";
@@ -540,6 +563,8 @@ static void test_stream_position(void)
 		      msgs, n);
 		expect_stream_pos("client", c, n + 1, m);
 		expect_stream_pos("server", s, m, n + 1);
+		expect_diag_pos("client", c);
+		expect_diag_pos("server", s);
 		close(c);
 		close(s);
 		close(l);
@@ -713,6 +738,7 @@ static void test_sdpstat_lists_sockets(void)
 	l = listener_pair(&addr, 9, &c, &s);
 	send_bytes(c, n);
 	recv_bytes(s, n);
+	expect_stream_pos("client", c, n, 0);
 	local_addr(c, &ca);
 	lport = sockaddr_port(&addr);
 	cport = sockaddr_port(&ca);
@@ -738,6 +764,13 @@ static void test_sdpstat_lists_sockets(void)
 	snprintf(b, sizeof(b), " bcopy_tx_msgs:%zu ", msgs_for(n));
 	CHECK(find_line(line + 1, a, b) == line + 1,
 	      "client counters wrong:\n%.400s", line + 1);
+	line = strchr(line + 1, '\n');
+	CHECK(line, "no connection line");
+	snprintf(a, sizeof(a), " snd_una:%zu ", n);
+	snprintf(b, sizeof(b), " snd_nxt:%zu ", n);
+	CHECK(find_line(line + 1, a, b) == line + 1 &&
+	      find_line(line + 1, " rx_seq:0 ", NULL) == line + 1,
+	      "client stream positions wrong:\n%.400s", line + 1);
 	snprintf(a, sizeof(a), " %s:%u %s:%u ", TEST_ADDR(), lport,
 		 TEST_ADDR(), cport);
 	snprintf(b, sizeof(b), " ino:%lu ", inode_of(s));
@@ -747,6 +780,11 @@ static void test_sdpstat_lists_sockets(void)
 	snprintf(a, sizeof(a), " bcopy_rx_bytes:%zu ", n);
 	CHECK(find_line(line, a, NULL) == line, "server counters:\n%.400s",
 	      line);
+	line = strchr(line, '\n');
+	CHECK(line, "no connection line");
+	snprintf(a, sizeof(a), " rx_seq:%zu ", n);
+	CHECK(find_line(line + 1, a, " snd_nxt:0 ") == line + 1,
+	      "server stream positions wrong:\n%.400s", line + 1);
 	free(out);
 
 	/* -l: the listener only; default: the connections only. */

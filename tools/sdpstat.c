@@ -282,14 +282,18 @@ static void print_socket(const struct options *o, const struct sdp_diag_msg *r,
 	if (c && o->extended)
 		printf("\t credits:%d peer_credits:%u tx_max:%u rx_bufs:%u tx_bufs:%u rx_posted:%u"
 		       " tx_mseq_next:%u rx_mseq_last:%u abort_reason:%s"
-		       " comp_vector:%u rx_alloc:%u tx_alloc:%u mem_pages:%u\n",
+		       " comp_vector:%u rx_alloc:%u tx_alloc:%u mem_pages:%u"
+		       " rx_seq:%llu snd_una:%llu snd_nxt:%llu\n",
 		       c->tx_credits, c->peer_credits, c->tx_max, c->rx_bufs,
 		       c->tx_bufs, c->rx_posted, c->tx_mseq_next,
 		       c->rx_mseq_last,
 		       c->abort_reason < sizeof(abort_reasons) /
 					 sizeof(abort_reasons[0]) ?
 		       abort_reasons[c->abort_reason] : "?", c->comp_vector,
-		       c->rx_alloc, c->tx_alloc, c->mem_pages);
+		       c->rx_alloc, c->tx_alloc, c->mem_pages,
+		       (unsigned long long)c->rx_seq,
+		       (unsigned long long)c->snd_una,
+		       (unsigned long long)c->snd_nxt);
 }
 
 struct totals {

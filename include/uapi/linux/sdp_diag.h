@@ -157,6 +157,10 @@ struct sdp_diag_stats {
  *	<linux/sdp.h>: SDP, or TCP after a fallback)
  * @fallback_reason: why it fell back (enum sdp_fallback_reason), or 0
  * @pad2: 0
+ * @pad3: 0
+ * @rx_seq: bytes received, as SDP_INFO's @sdpi_rx_seq (<linux/sdp.h>)
+ * @snd_una: bytes sent that the peer acknowledged (@sdpi_snd_una)
+ * @snd_nxt: bytes sent (@sdpi_snd_nxt)
  *
  * Fields are only ever appended: a reader takes the attribute's length.
  */
@@ -178,6 +182,10 @@ struct sdp_diag_conn {
 	__u8	transport;
 	__u8	fallback_reason;
 	__u16	pad2;
+	__u32	pad3;
+	__u64	rx_seq;
+	__u64	snd_una;
+	__u64	snd_nxt;
 };
 
 /* struct sdp_diag_conn::abort_reason */
