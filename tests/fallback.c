@@ -1692,14 +1692,17 @@ static void *race_worker(void *arg)
 		ms = tmo[rand_r(&seed) % 4];
 		/*
 		 * Over iWARP a fallback from the SDP destination is a TCP
-		 * client of the iWARP CM's listening socket, which soft-iWARP
-		 * (6.1) cannot take by the hundred: the listener's close then
-		 * puts its endpoint once too often (a WARNING in
-		 * siw_cep_put(), a BUG in the list_del() after it;
-		 * TESTING.md).  There the SDP destination gets the timeout
-		 * long enough for its answer; the others race as everywhere.
+		 * client of the iWARP CM's listening socket.  Soft-iWARP as
+		 * the kernels ship it takes such a client that closes before
+		 * it was accepted for the listener's own peer closing, and
+		 * the listener's close then puts its endpoint once too often
+		 * (a WARNING in siw_cep_put(), a BUG in the list_del() after
+		 * it; TESTING.md, "siw's own").  The test bed's siw.ko has
+		 * that fixed (scripts/siw-patches/); on a host's own device
+		 * the SDP destination gets the timeout long enough for its
+		 * answer, and the others race as everywhere.
 		 */
-		if (d == RACE_SDP && test_device_iwarp())
+		if (d == RACE_SDP && test_device_iwarp() && test_host_mode())
 			ms = tmo[3];
 		setsockopt(fd, SOL_SDP, SDP_TCP_FALLBACK, &(int){ 1 },
 			   sizeof(int));
