@@ -476,6 +476,8 @@ static void test_resume_hello_flag(void)
 {
 	uint8_t flags;
 
+	if (!test_is_sdp())
+		tap_skip("SDP only: the module's Hello");
 	resume_on();
 	flags = module_hello_flags();
 	CHECK(!(flags & HF_RESUME) == test_device_iwarp(),
