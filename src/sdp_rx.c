@@ -941,12 +941,9 @@ int sdp_recvmsg_locked(struct sock *sk, struct msghdr *msg, size_t len,
 		}
 
 		if (b && b->mid == SDP_MID_SRCAVAIL) {
+			/* An abort's error is in sk_err: below. */
 			int n = sdp_zc_recv(sk, msg, b, lim, flags);
 
-			if (n < 0) {
-				err = n;
-				break;
-			}
 			copied += n;
 			if (n && copied >= target && !sdp_zc_rx_unread(ssk, b))
 				break;

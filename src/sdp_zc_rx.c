@@ -202,14 +202,16 @@ static int sdp_zc_recv_decline(struct sdp_sock *ssk, struct sdp_buf *b)
  * An abort leaves advertised bytes unread: the stream is cut, which the
  * reader must learn from an error, also where the peer's DisConn came
  * first (recv() gives end of stream then, and a reset after it shows as
- * EPIPE on send() alone).  ssk->lock held.
+ * EPIPE on send() alone).  Once: an error reported already is not
+ * raised again for the next advertisement dropped.  ssk->lock held.
  */
 static void sdp_zc_rx_lost(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 
 	lockdep_assert_held(&ssk->lock);
-	set_bit(SDP_ZR_LOST, &ssk->conn.zc_rx.flags);
+	if (test_and_set_bit(SDP_ZR_LOST, &ssk->conn.zc_rx.flags))
+		return;
 	/* A reset after the DisConn said EPIPE; other errors stand. */
 	if (!sock_flag(sk, SOCK_DEAD) &&
 	    (!sk->sk_err || sk->sk_err == EPIPE))
@@ -226,8 +228,10 @@ static void sdp_zc_rx_lost(struct sdp_sock *ssk)
  *
  * Return: bytes read straight into the reader's pages; 0 if nothing was
  * read (the reader declined: SendSM sent, the bytes will come as Data;
- * or another reader was reading it): look at the queue again; or a
- * negative error (the connection is aborted).
+ * another reader was reading it; or the connection is aborted, its error
+ * in sk_err): look at the queue again.  The caller reports sk_err as
+ * TCP's recvmsg() does: now if it copied nothing, else with the next
+ * call, once.
  */
 int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		size_t len, int flags)
@@ -345,7 +349,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	if (ret) {
 		/* The post failed: the connection is broken. */
 		sdp_abort(ssk, SDP_ABORT_REASON_CQ_ERROR, -ECONNRESET);
-		return sock_error(sk) ?: -ECONNRESET;
+		return 0;
 	}
 
 	spin_lock_bh(&ssk->lock);
@@ -362,6 +366,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		ret = ssk->conn.zc_rx.rd_err ?: -ECONNRESET;
 		__sdp_abort(ssk, ret == -ETIMEDOUT ? SDP_ABORT_REASON_TIMEOUT :
 				 SDP_ABORT_REASON_PROTO, ret);
+		ret = 0;
 	} else if (!test_bit(SDP_C_ABORT, &ssk->conn.flags)) {
 		/* sdp_zc_rd_report() has told the peer already. */
 		backoff = sdp_zc_rx_timed(ssk, len, start);
@@ -380,7 +385,7 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 		ret = len;
 	} else {
 		sdp_zc_rx_lost(ssk);
-		ret = sock_error(sk) ?: -ECONNRESET;
+		ret = 0;
 	}
 	spin_unlock_bh(&ssk->lock);
 	sdp_zc_put(ssk);

@@ -1802,18 +1802,24 @@ static void test_keepalive_dead_peer_few_credits(void)
  * back there, find the peer: ETIMEDOUT within idle + interval x count,
  * give or take an interval (without them the module's bound on a read,
  * SDP_ZC_ANSWER_TIMEOUT, 10 s, would end it, with a warning).  The read
- * is posted as the recv() begins, the advertisement being there.
+ * is posted as the recv() begins, the advertisement being there.  As
+ * TCP's, the error is reported once: the next recv() gets end of stream.
+ * With @data, Data with that text comes before the advertisement: the
+ * recv() takes it and goes on into the read, returns the text when the
+ * connection fails, and the next recv() gets the error (a recv() that
+ * copied bytes leaves the error to the next call).
  */
-static void test_keepalive_dead_peer_reading(void)
+static void keepalive_dead_peer_reading(const char *data)
 {
-	const size_t len = PEER_BIG;
-	struct zrecv z = { .len = len };
+	const size_t len = PEER_BIG, dlen = strlen(data);
+	struct zrecv z = { .len = dlen + len };
 	long long t0, ms;
 	struct ibv_mr *mr;
 	struct peer p;
 	pthread_t t;
+	char c;
 
-	z.buf = malloc(len);
+	z.buf = malloc(dlen + len);
 	CHECK(z.buf, "out of memory");
 	klog_start();
 	peer_setup_flags(&p, 0, HF_PING);
@@ -1821,6 +1827,8 @@ static void test_keepalive_dead_peer_reading(void)
 	z.fd = p.sock;
 	mr = peer_reg_readable(&p, len);
 	pattern_fill(mr->addr, len, 96, 0);
+	if (dlen)
+		peer_send_data(&p, data);
 	peer_advertise(&p, mr, len);
 	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN,
 	      "the advertisement did not arrive");
@@ -1831,16 +1839,36 @@ static void test_keepalive_dead_peer_reading(void)
 	CHECK(join_ms(t, 30000) == 0, "the recv did not return within 30 s");
 	ms = now_ms() - t0;
 	peer_revives();
-	tap_diag("the recv failed after %lld ms with %s", ms,
-		 strerrorname_np(z.err));
+	tap_diag("the recv returned %zd after %lld ms (%s)", z.ret, ms,
+		 z.ret < 0 ? strerrorname_np(z.err) : "no error");
+	if (dlen) {
+		CHECK(z.ret == (ssize_t)dlen && !memcmp(z.buf, data, dlen),
+		      "recv: %zd (%s), expected the %zu bytes of Data",
+		      z.ret, z.ret < 0 ? strerrorname_np(z.err) : "", dlen);
+		z.ret = recv(z.fd, z.buf, len, MSG_DONTWAIT);
+		z.err = errno;
+	}
 	CHECK(z.ret == -1 && z.err == ETIMEDOUT,
 	      "recv: %zd (%s), expected ETIMEDOUT", z.ret,
 	      strerrorname_np(z.err));
 	CHECK(!test_device_iwarp() || (ms >= 1500 && ms <= 4000 + 500),
 	      "over iWARP after %lld ms, expected 3000 +- 1000", ms);
+	z.ret = recv(z.fd, &c, 1, MSG_DONTWAIT);
+	CHECK(z.ret == 0, "recv after the error: %zd (%s), expected end of stream",
+	      z.ret, z.ret < 0 ? strerrorname_np(errno) : "");
 	CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
 	peer_teardown(&p);
 	free(z.buf);
+}
+
+static void test_keepalive_dead_peer_reading(void)
+{
+	keepalive_dead_peer_reading("");
+}
+
+static void test_keepalive_dead_peer_reading_after_data(void)
+{
+	keepalive_dead_peer_reading("ten bytes!");
 }
 
 /*
@@ -3607,6 +3635,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_keepalive_dead_peer),
 	TAP_TEST(test_keepalive_dead_peer_few_credits),
 	TAP_TEST(test_keepalive_dead_peer_reading),
+	TAP_TEST(test_keepalive_dead_peer_reading_after_data),
 	TAP_TEST(test_keepalive_live_peer),
 	TAP_TEST(test_keepalive_ping_answered),
 	TAP_TEST(test_ping_answered),
