@@ -383,10 +383,8 @@ static bool fz_post(struct fz *f, enum ibv_wr_opcode op, void *addr,
 		}
 		fz_pump(f, 2);
 	}
-	if (op == IBV_WR_SEND && inv) {
-		wr.opcode = IBV_WR_SEND_WITH_INV;
-		wr.invalidate_rkey = inv_rkey;
-	}
+	if (op == IBV_WR_SEND && inv)
+		peer_wr_send_inv(&wr, inv_rkey);
 	if (ibv_post_send(p->qpp, &wr, &bad)) {
 		tr(f, "ibv_post_send: %s", strerror(errno));
 		f->broken = true;

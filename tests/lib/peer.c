@@ -289,14 +289,7 @@ void peer_post_op(struct peer *p, enum ibv_wr_opcode op, void *addr,
 	}, *bad;
 
 	if (op == IBV_WR_SEND && p->inv) {
-		wr.opcode = IBV_WR_SEND_WITH_INV;
-		wr.invalidate_rkey = p->inv_rkey;
-		/*
-		 * Soft-iWARP's user-space provider sends wr.rdma.rkey as the
-		 * STag to invalidate (rdma-core's libsiw, push_send_wqe());
-		 * every other provider ignores it for a Send.
-		 */
-		wr.wr.rdma.rkey = p->inv_rkey;
+		peer_wr_send_inv(&wr, p->inv_rkey);
 		p->inv = false;
 	}
 	CHECK(ibv_post_send(p->qpp, &wr, &bad) == 0, "ibv_post_send: %s",
@@ -363,6 +356,18 @@ void peer_send(struct peer *p, uint8_t mid, const void *payload,
 	size_t len = sizeof(struct bsdh) + paylen;
 
 	peer_send_raw(p, mid, len, p->tx_mseq + 1, payload, paylen, len);
+}
+
+void peer_wr_send_inv(struct ibv_send_wr *wr, uint32_t rkey)
+{
+	wr->opcode = IBV_WR_SEND_WITH_INV;
+	wr->invalidate_rkey = rkey;
+	/*
+	 * Soft-iWARP's user-space provider sends wr.rdma.rkey as the STag to
+	 * invalidate (rdma-core's libsiw, push_send_wqe()); every other
+	 * provider ignores it for a Send.
+	 */
+	wr->wr.rdma.rkey = rkey;
 }
 
 void peer_send_data(struct peer *p, const char *text)

@@ -285,6 +285,12 @@ void peer_send_big(struct peer *p, size_t size);
 void peer_send(struct peer *p, uint8_t mid, const void *payload,
 	       size_t paylen);
 
+/*
+ * Make the Send @wr a Send with Invalidate of @rkey, for every provider
+ * (the fuzzer's sends too: tests/peerfuzz.c).
+ */
+void peer_wr_send_inv(struct ibv_send_wr *wr, uint32_t rkey);
+
 void peer_send_data(struct peer *p, const char *text);
 
 /* Wait until every send posted so far has completed; CHECK success. */
