@@ -251,18 +251,25 @@ int sdp_zc_recv(struct sock *sk, struct msghdr *msg, struct sdp_buf *b,
 	sock_owned_by_me(sk);
 	/*
 	 * The connection is gone: the advertised bytes cannot be read any
-	 * more.  Drop them; the reader gets the error, then EOF.
+	 * more.  Drop them, and whatever the peer sent after them, which
+	 * would follow a gap in the stream; the reader gets the error, then
+	 * EOF.
 	 */
 	if (test_bit(SDP_C_ABORT, &ssk->conn.flags) &&
 	    !test_bit(SDP_ZR_READING, &ssk->conn.zc_rx.flags)) {
+		struct sdp_buf *next;
+
 		spin_lock_bh(&ssk->lock);
 		sdp_zc_rx_lost(ssk);
 		if (ssk->conn.zc_rx.buf == b)
 			ssk->conn.zc_rx.buf = NULL;
 		/* Still queued, unless sdp_rx_purge() came first. */
 		if (!list_empty(&b->node)) {
-			ssk->conn.rx_bytes -= b->len - b->off;
-			list_del_init(&b->node);
+			list_for_each_entry_safe_from(b, next,
+						      &ssk->conn.rx_queue, node) {
+				ssk->conn.rx_bytes -= b->len - b->off;
+				list_del_init(&b->node);
+			}
 		}
 		spin_unlock_bh(&ssk->lock);
 		return 0;

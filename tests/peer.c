@@ -769,9 +769,11 @@ static void test_zcopy_key_read_only(void)
 /*
  * A peer advertises @len bytes under a bogus key: the module's RDMA read
  * into a buffer of @len fails, it aborts with a log line, and recv()
- * reports ECONNRESET.
+ * reports ECONNRESET, once: the next recv() gets end of stream.  With
+ * @behind, Data with that text follows the SrcAvail: bytes that come
+ * after the lost ones are never delivered (the stream has a gap there).
  */
-static void bad_key_read(size_t len)
+static void bad_key_read(size_t len, const char *behind)
 {
 	struct srcah sa = { htonl(len), htonl(0xdead00), htobe64(0x10000) };
 	struct peer p;
@@ -785,11 +787,16 @@ static void bad_key_read(size_t len)
 	peer_setup(&p, 0);
 	p.completion_errors_ok = true;
 	peer_send(&p, MID_SRCAVAIL, &sa, sizeof(sa));
+	if (behind)
+		peer_send_data(&p, behind);
 	peer_sends_ok(&p);
 	CHECK(wait_fd(p.sock, POLLIN, WAIT_MS) & POLLIN, "SrcAvail not readable");
 	n = recv(p.sock, buf, len, 0);
 	CHECK(n < 0 && errno == ECONNRESET, "recv: %zd (%s)", n,
 	      strerror(errno));
+	n = recv(p.sock, buf, len, MSG_DONTWAIT);
+	CHECK(n == 0, "recv after the error: %zd (%s%.*s), expected end of stream",
+	      n, n < 0 ? strerror(errno) : "bytes: ", n > 0 ? (int)n : 0, buf);
 	/*
 	 * Over iWARP the peer's side answers the read with a TERMINATE and
 	 * ends the TCP connection: the module may learn of it by its QP's
@@ -806,7 +813,13 @@ static void bad_key_read(size_t len)
 /* A peer that advertises 4 KiB the module cannot read (a bogus key). */
 static void test_zcopy_bad_key_from_peer(void)
 {
-	bad_key_read(4096);
+	bad_key_read(4096, NULL);
+}
+
+/* The same with Data behind the SrcAvail, which comes after the gap. */
+static void test_zcopy_bad_key_data_behind(void)
+{
+	bad_key_read(4096, "behind the lost bytes");
 }
 
 /*
@@ -818,7 +831,7 @@ static void test_zcopy_bad_key_from_peer(void)
  */
 static void test_zcopy_bad_key_chained_read(void)
 {
-	bad_key_read(256 * 1024);
+	bad_key_read(256 * 1024, NULL);
 }
 
 /*
@@ -3595,6 +3608,7 @@ static const struct tap_test tests[] = {
 	TAP_TEST(test_zcopy_key_range),
 	TAP_TEST(test_zcopy_key_read_only),
 	TAP_TEST(test_zcopy_bad_key_from_peer),
+	TAP_TEST(test_zcopy_bad_key_data_behind),
 	TAP_TEST(test_zcopy_bad_key_chained_read),
 	TAP_TEST(test_zcopy_srcavail_too_long),
 	TAP_TEST(test_zcopy_cancel_while_pinning),
